@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs every Debian package relsim's build and tests need. Quick when
+# they are all there already: apt-get runs only for what is missing.
+set -euo pipefail
+packages=(
+  cmake ninja-build g++ pkg-config
+  libeigen3-dev libboost-math-dev libfmt-dev libcli11-dev librandom123-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

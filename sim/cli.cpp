@@ -1,0 +1,97 @@
+#include "relsim/cli.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "relsim/error.hpp"
+
+namespace relsim {
+namespace cli {
+
+Model ModelArgs::model() const {
+  Model m;
+  m.p = p;
+  m.q = q_option->count() ? q : p;
+  m.b = b;
+  m.g = g;
+  m.chain = parse_chain_scope(chain);
+  validate(m);
+  return m;
+}
+
+Policy ModelArgs::policy() const {
+  Policy pol;
+  pol.n = n;
+  pol.r = r;
+  validate(pol);
+  return pol;
+}
+
+void add_model_options(CLI::App& cmd, ModelArgs& a) {
+  cmd.add_option("--p", a.p, "long-run fraction of bad requests, in [0, 1]")->required();
+  a.q_option = cmd.add_option("--q", a.q,
+                              "P(bad | previous bad), in [max(0, (2p-1)/p), 1]; default p (independent faults)");
+  cmd.add_option("--r", a.r, fmt::format("retries per call, in [0, {}]", kMaxRetries))->required();
+  cmd.add_option("--n", a.n, fmt::format("model calls per task, in [1, {}]", kMaxCalls))->required();
+  cmd.add_option("--b", a.b, "silent chain steps before a retry (backoff), >= 0")->capture_default_str();
+  cmd.add_option("--g", a.g, "silent chain steps before the next call, >= 0")->capture_default_str();
+  cmd.add_option("--chain", a.chain, "chain scope across tasks: fresh or continuous")->capture_default_str();
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path tmp = target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(fmt::format("cannot write '{}': cannot create a file in its folder", path));
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw InputError(fmt::format("cannot write '{}': write failed", path));
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw InputError(fmt::format("cannot write '{}': {}", path, ec.message()));
+  }
+}
+
+}  // namespace cli
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"relsim: how often an agent task finishes when model requests fail in bursts"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "relsim 0.1.0");
+  const std::vector<cli::Runner> runners = {cli::add_exact(app), cli::add_check(app)};
+  try {
+    app.parse(argc, argv);
+    // Subcommands are listed in the order they were added, as are runners.
+    const auto all = app.get_subcommands({});
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i]->parsed()) return runners.at(i)();
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "relsim: error: " << e.what() << "\n";
+    return cli::kExitInput;
+  } catch (const InputError& e) {
+    std::cerr << "relsim: error: " << e.what() << "\n";
+    return cli::kExitInput;
+  }
+  return cli::kExitInput;
+}
+
+}  // namespace relsim

@@ -1,0 +1,42 @@
+#pragma once
+// Internal to the CLI: each subcommand registers itself on the app and
+// returns the function that runs it. One file per command (cmd_*.cpp).
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "relsim/model.hpp"
+#include "relsim/policy.hpp"
+
+namespace relsim::cli {
+
+// Exit codes: 0 success, 1 a check or comparison failed, 2 bad input.
+inline constexpr int kExitMiss = 1;
+inline constexpr int kExitInput = 2;
+
+using Runner = std::function<int()>;
+
+// --p --q --r --n --b --g --chain, shared by every command that takes a model.
+struct ModelArgs {
+  double p = 0.0, q = 0.0;
+  long long b = 0, g = 0;
+  long long n = 0;
+  int r = 0;
+  std::string chain = "fresh";
+  CLI::Option* q_option = nullptr;
+
+  Model model() const;    // validated; q defaults to p
+  Policy policy() const;  // validated
+};
+void add_model_options(CLI::App& cmd, ModelArgs& args);
+
+// Writes `text` to `path` through a temporary file in the same folder and a
+// rename, so an interrupted run never leaves a half-written file.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+Runner add_exact(CLI::App& app);
+Runner add_check(CLI::App& app);
+
+}  // namespace relsim::cli
