@@ -1,0 +1,38 @@
+#pragma once
+// The fault-kind catalogue of SPEC section 2: what a bad request looks like,
+// and at which stage of a request it strikes.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace relsim {
+
+enum class FaultKind : std::uint8_t {
+  cut, no_stop, malformed, overloaded, stall,                       // in-stream
+  slow_headers, http_429, http_500, http_503, http_529, reset,      // pre-response
+  http_400,                                                         // fatal
+};
+inline constexpr int kFaultKinds = 12;
+
+enum class Stage { in_stream, pre_response, fatal };
+
+std::string_view to_string(FaultKind kind);
+Stage stage_of(FaultKind kind);
+// Throws InputError naming the word and listing the kinds.
+FaultKind parse_fault_kind(std::string_view word);
+
+// Relative weights of the kinds a bad request takes. Default: uniform over
+// the five in-stream kinds (SPEC section 6).
+struct FaultWeights {
+  std::array<double, kFaultKinds> weight{};
+  static FaultWeights in_stream_uniform();
+  double total() const;
+};
+
+// Parses "cut=1,stall=1,slow_headers=2": every kind named at most once, each
+// weight a finite number >= 0, total > 0. Throws InputError otherwise.
+FaultWeights parse_fault_weights(std::string_view spec);
+std::string to_string(const FaultWeights& weights);
+
+}  // namespace relsim

@@ -1,0 +1,106 @@
+#include "relsim/sweep.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "relsim/error.hpp"
+#include "relsim/exact.hpp"
+#include "relsim/simulate.hpp"
+
+namespace relsim {
+namespace {
+
+// SplitMix64's finaliser (Steele, Lea, Flood 2014): a bijective mix of 64 bits.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t bits_of(double x) {
+  std::uint64_t u = 0;
+  static_assert(sizeof u == sizeof x);
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+}  // namespace
+
+std::uint64_t point_seed(std::uint64_t run_seed, const Model& model, long long r, long long n) {
+  std::uint64_t h = mix(run_seed);
+  for (std::uint64_t part : {bits_of(model.p), bits_of(model.q), static_cast<std::uint64_t>(r),
+                             static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(model.b),
+                             static_cast<std::uint64_t>(model.g), static_cast<std::uint64_t>(model.chain)})
+    h = mix(h ^ part);
+  return h;
+}
+
+SweepOutcome run_sweep(const SweepGrid& grid, const SweepConfig& config,
+                       const std::function<void(std::int64_t, std::int64_t)>& progress) {
+  if (grid.p.empty() || grid.r.empty() || grid.n.empty() || grid.b.empty() || grid.g.empty() || grid.chain.empty())
+    throw InputError("sweep: every axis needs at least one value");
+  if (config.tasks < 0 || config.tasks > kMaxTasks)
+    throw InputError(fmt::format("tasks = {} is out of range: tasks must be in [0, {}] (0: exact only)", config.tasks,
+                                 kMaxTasks));
+  if (!(config.confidence > 0.0 && config.confidence < 1.0))
+    throw InputError(fmt::format("confidence = {} is out of range: it must be in (0, 1)", config.confidence));
+  std::vector<std::optional<double>> q_axis(grid.q.begin(), grid.q.end());
+  if (q_axis.empty()) q_axis.push_back(std::nullopt);  // q = p at each point
+  const std::int64_t total = static_cast<std::int64_t>(grid.p.size() * q_axis.size() * grid.r.size() *
+                                                       grid.n.size() * grid.b.size() * grid.g.size() *
+                                                       grid.chain.size());
+  SweepOutcome out;
+  out.csv = std::string(kSweepHeader) + "\n";
+  std::int64_t done = 0;
+  for (double p : grid.p)
+    for (const std::optional<double>& q : q_axis)
+      for (long long r : grid.r)
+        for (long long n : grid.n)
+          for (long long b : grid.b)
+            for (long long g : grid.g)
+              for (ChainScope chain : grid.chain) {
+                Model model{p, q.value_or(p), b, g, chain};
+                Policy policy{n, static_cast<int>(std::clamp<long long>(r, -1, kMaxRetries + 1))};
+                try {
+                  validate(model);
+                  if (r < 0 || r > kMaxRetries)
+                    throw InputError(fmt::format("r = {} is out of range: r must be in [0, {}]", r, kMaxRetries));
+                  validate(policy);
+                } catch (const InputError& e) {
+                  if (config.strict) throw InputError(fmt::format("sweep --strict: {}", e.what()));
+                  if (out.skipped++ == 0) out.first_skip = e.what();
+                  if (progress) progress(++done, total);
+                  continue;
+                }
+                ExactOptions eopt;
+                eopt.distribution = false;
+                const ExactResult ex = exact_matrix(model, policy, eopt);
+                std::string row = fmt::format("{},{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g}", model.p, model.q,
+                                              r, n, b, g, to_string(chain), model.p0(),
+                                              independent_success(p, policy), ex.success, ex.mean_requests);
+                if (config.tasks > 0) {
+                  SimConfig sc;
+                  sc.tasks = config.tasks;
+                  sc.seed = point_seed(config.seed, model, r, n);
+                  sc.lanes = config.lanes;
+                  sc.threads = config.threads;
+                  const SimResult sim = simulate(model, policy, sc);
+                  const Interval ci =
+                      binomial_interval(config.interval, sim.successes, sim.tasks, config.confidence);
+                  row += fmt::format(",{},{},{:.17g},{:.17g},{:.17g},{},{}", sim.tasks, sim.successes,
+                                     static_cast<double>(sim.successes) / static_cast<double>(sim.tasks), ci.low,
+                                     ci.high, ci.covers(ex.success) ? "true" : "false", sc.seed);
+                } else {
+                  row += ",,,,,,,";
+                }
+                out.csv += row + "\n";
+                ++out.rows;
+                if (progress) progress(++done, total);
+              }
+  return out;
+}
+
+}  // namespace relsim
