@@ -31,8 +31,25 @@ Policy ModelArgs::policy() const {
   Policy pol;
   pol.n = n;
   pol.r = r;
+  pol.s = s;
+  pol.B = B;
+  pol.kind = parse_policy_kind(policy_kind);
   validate(pol);
   return pol;
+}
+
+FaultWeights ModelArgs::fault_weights() const {
+  return kinds.empty() ? FaultWeights::in_stream_uniform() : parse_fault_weights(kinds);
+}
+
+void add_policy_options(CLI::App& cmd, ModelArgs& a) {
+  cmd.add_option("--policy", a.policy_kind, "simple, naive, layered or budgeted (SPEC section 2)")->capture_default_str();
+  cmd.add_option("--s", a.s, fmt::format("HTTP-layer (SDK) retries, in [0, {}]; not used by simple", kMaxHttpRetries))
+      ->capture_default_str();
+  cmd.add_option("--B", a.B, "budgeted: cap on requests per call, >= 1");
+  cmd.add_option("--kinds", a.kinds,
+                 "fault-kind weights of bad requests, e.g. cut=1,stall=1,slow_headers=2; "
+                 "default uniform over cut,no_stop,malformed,overloaded,stall");
 }
 
 void add_model_options(CLI::App& cmd, ModelArgs& a) {
@@ -75,7 +92,7 @@ int run_cli(int argc, char** argv) {
   CLI::App app{"relsim: how often an agent task finishes when model requests fail in bursts"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "relsim 0.1.0");
-  const std::vector<cli::Runner> runners = {cli::add_exact(app), cli::add_check(app)};
+  const std::vector<cli::Runner> runners = {cli::add_exact(app), cli::add_check(app), cli::add_simulate(app)};
   try {
     app.parse(argc, argv);
     // Subcommands are listed in the order they were added, as are runners.

@@ -35,6 +35,10 @@ int run_exact(const ExactArgs& a) {
   const EnumerateOptions eopt{a.max_length, a.threads};
   ExactOptions mopt;
   mopt.max_distribution_work = a.distribution_work;
+  mopt.kinds = a.model.fault_weights();
+  if (a.method != "matrix" && policy.kind != PolicyKind::simple)
+    throw InputError(fmt::format("method = {} covers the simple policy only, not policy = {}: use --method matrix",
+                                 a.method, to_string(policy.kind)));
   if (a.method == "enumerate") {
     print(model, policy, exact_enumerate(model, policy, eopt), a.json);
     return 0;
@@ -64,8 +68,9 @@ int run_exact(const ExactArgs& a) {
 
 Runner add_exact(CLI::App& app) {
   auto args = std::make_shared<ExactArgs>();
-  auto* cmd = app.add_subcommand("exact", "exact P(success), outcomes and requests per task (simple policy)");
+  auto* cmd = app.add_subcommand("exact", "exact P(success), outcomes and requests per task, for any policy");
   add_model_options(*cmd, args->model);
+  add_policy_options(*cmd, args->model);
   cmd->add_option("--method", args->method, "matrix (transfer matrix), enumerate (all 2^(n(r+1)) sequences) or both")
       ->capture_default_str();
   cmd->add_option("--max-length", args->max_length,

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "relsim/faults.hpp"
 #include "relsim/model.hpp"
 #include "relsim/policy.hpp"
 
@@ -25,12 +26,19 @@ struct ModelArgs {
   long long n = 0;
   int r = 0;
   std::string chain = "fresh";
+  std::string policy_kind = "simple";
+  int s = 2;
+  int B = 0;
+  std::string kinds;  // empty: uniform over the in-stream kinds
   CLI::Option* q_option = nullptr;
 
   Model model() const;    // validated; q defaults to p
   Policy policy() const;  // validated
+  FaultWeights fault_weights() const;
 };
 void add_model_options(CLI::App& cmd, ModelArgs& args);
+// --policy --s --B --kinds, for commands that run every policy.
+void add_policy_options(CLI::App& cmd, ModelArgs& args);
 
 // Writes `text` to `path` through a temporary file in the same folder and a
 // rename, so an interrupted run never leaves a half-written file.
@@ -38,5 +46,6 @@ void write_file_atomically(const std::string& path, const std::string& text);
 
 Runner add_exact(CLI::App& app);
 Runner add_check(CLI::App& app);
+Runner add_simulate(CLI::App& app);
 
 }  // namespace relsim::cli

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "relsim/error.hpp"
-#include "relsim/policy.hpp"
 
 namespace relsim {
 
@@ -21,10 +20,6 @@ ChainScope parse_chain_scope(std::string_view word) {
   if (word == "fresh") return ChainScope::fresh;
   if (word == "continuous") return ChainScope::continuous;
   throw InputError(fmt::format("chain = '{}' is not a chain scope: use fresh or continuous", word));
-}
-
-std::string_view to_string(Outcome outcome) {
-  return outcome == Outcome::done ? "done" : "env_error";
 }
 
 double min_q_for(double p) { return p > 0.5 ? (2.0 * p - 1.0) / p : 0.0; }
@@ -52,13 +47,6 @@ void validate(const Model& m) {
     throw InputError(fmt::format("b = {} is out of range: b must be in [0, {}]", m.b, kMaxSilentSteps));
   if (m.g < 0 || m.g > kMaxSilentSteps)
     throw InputError(fmt::format("g = {} is out of range: g must be in [0, {}]", m.g, kMaxSilentSteps));
-}
-
-void validate(const Policy& policy) {
-  if (policy.n < 1 || policy.n > kMaxCalls)
-    throw InputError(fmt::format("n = {} is out of range: n must be in [1, {}]", policy.n, kMaxCalls));
-  if (policy.r < 0 || policy.r > kMaxRetries)
-    throw InputError(fmt::format("r = {} is out of range: r must be in [0, {}]", policy.r, kMaxRetries));
 }
 
 Eigen::MatrixXd matrix_power(const Eigen::MatrixXd& step, std::int64_t m) {
