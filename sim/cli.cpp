@@ -52,8 +52,8 @@ void add_policy_options(CLI::App& cmd, ModelArgs& a) {
                  "default uniform over cut,no_stop,malformed,overloaded,stall");
 }
 
-void add_model_options(CLI::App& cmd, ModelArgs& a) {
-  cmd.add_option("--p", a.p, "long-run fraction of bad requests, in [0, 1]")->required();
+void add_model_options(CLI::App& cmd, ModelArgs& a, bool p_required) {
+  a.p_option = cmd.add_option("--p", a.p, "long-run fraction of bad requests, in [0, 1]")->required(p_required);
   a.q_option = cmd.add_option("--q", a.q,
                               "P(bad | previous bad), in [max(0, (2p-1)/p), 1]; default p (independent faults)");
   cmd.add_option("--r", a.r, fmt::format("retries per call, in [0, {}]", kMaxRetries))->required();
@@ -61,6 +61,21 @@ void add_model_options(CLI::App& cmd, ModelArgs& a) {
   cmd.add_option("--b", a.b, "silent chain steps before a retry (backoff), >= 0")->capture_default_str();
   cmd.add_option("--g", a.g, "silent chain steps before the next call, >= 0")->capture_default_str();
   cmd.add_option("--chain", a.chain, "chain scope across tasks: fresh or continuous")->capture_default_str();
+}
+
+void add_timing_options(CLI::App& cmd, ClientTiming& t) {
+  cmd.add_option("--connect-timeout", t.connect_timeout, "seconds to connect")->capture_default_str();
+  cmd.add_option("--header-timeout", t.header_timeout, "seconds from request to response headers")
+      ->capture_default_str();
+  cmd.add_option("--idle-timeout", t.idle_timeout, "seconds between two stream events")->capture_default_str();
+  cmd.add_option("--call-timeout", t.call_timeout, "seconds for one model call with its retries")
+      ->capture_default_str();
+  cmd.add_option("--task-timeout", t.task_timeout, "seconds for a whole task (its deadline)")->capture_default_str();
+  cmd.add_option("--backoff-base", t.backoff_base, "backoff before retry k: min(base 2^k, cap) (1 - U/4)")
+      ->capture_default_str();
+  cmd.add_option("--backoff-cap", t.backoff_cap, "largest backoff, seconds")->capture_default_str();
+  cmd.add_option("--time-scale", t.time_scale, "multiplies every backoff (tests use small values)")
+      ->capture_default_str();
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
@@ -92,7 +107,8 @@ int run_cli(int argc, char** argv) {
   CLI::App app{"relsim: how often an agent task finishes when model requests fail in bursts"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "relsim 0.1.0");
-  const std::vector<cli::Runner> runners = {cli::add_exact(app), cli::add_check(app), cli::add_simulate(app)};
+  const std::vector<cli::Runner> runners = {cli::add_exact(app), cli::add_check(app), cli::add_plan(app),
+                                            cli::add_oracle(app), cli::add_simulate(app)};
   try {
     app.parse(argc, argv);
     // Subcommands are listed in the order they were added, as are runners.

@@ -10,6 +10,7 @@
 #include "relsim/faults.hpp"
 #include "relsim/model.hpp"
 #include "relsim/policy.hpp"
+#include "relsim/timing.hpp"
 
 namespace relsim::cli {
 
@@ -31,14 +32,18 @@ struct ModelArgs {
   int B = 0;
   std::string kinds;  // empty: uniform over the in-stream kinds
   CLI::Option* q_option = nullptr;
+  CLI::Option* p_option = nullptr;
 
   Model model() const;    // validated; q defaults to p
   Policy policy() const;  // validated
   FaultWeights fault_weights() const;
 };
-void add_model_options(CLI::App& cmd, ModelArgs& args);
+void add_model_options(CLI::App& cmd, ModelArgs& args, bool p_required = true);
 // --policy --s --B --kinds, for commands that run every policy.
 void add_policy_options(CLI::App& cmd, ModelArgs& args);
+
+// --connect-timeout ... --time-scale: the client's clock (timing.hpp).
+void add_timing_options(CLI::App& cmd, ClientTiming& timing);
 
 // Writes `text` to `path` through a temporary file in the same folder and a
 // rename, so an interrupted run never leaves a half-written file.
@@ -46,6 +51,8 @@ void write_file_atomically(const std::string& path, const std::string& text);
 
 Runner add_exact(CLI::App& app);
 Runner add_check(CLI::App& app);
+Runner add_plan(CLI::App& app);
+Runner add_oracle(CLI::App& app);
 Runner add_simulate(CLI::App& app);
 
 }  // namespace relsim::cli

@@ -135,4 +135,23 @@ Reaction react(const Policy& policy, const CallState& st, std::optional<FaultKin
   return end_with(Outcome::crash, kind);
 }
 
+bool TaskRunner::feed(std::optional<FaultKind> fault) {
+  RELSIM_ASSERT(!ended_);
+  const Reaction re = react(policy_, state_, fault);
+  ++requests_;
+  if (re.ended) {
+    ended_ = true;
+    outcome_ = *re.ended;
+  } else if (re.call_done) {
+    state_ = {};
+    if (++call_ == policy_.n) {
+      ended_ = true;
+      outcome_ = {Outcome::done, std::nullopt};
+    }
+  } else {
+    state_ = re.next;
+  }
+  return !ended_;
+}
+
 }  // namespace relsim

@@ -83,4 +83,26 @@ struct Reaction {
 // what the oracle checks).
 Reaction react(const Policy& policy, const CallState& state, std::optional<FaultKind> fault);
 
+// A task run request by request through `react`: feed it the requests in the
+// order they are sent (a fault kind, or nullopt for a good one) until it
+// says the task has ended.
+class TaskRunner {
+ public:
+  explicit TaskRunner(const Policy& policy) : policy_(policy) {}
+  // The next request's result. Returns true while the task goes on.
+  bool feed(std::optional<FaultKind> fault);
+  bool ended() const { return ended_; }
+  const OutcomeClass& outcome() const { return outcome_; }
+  std::int64_t requests() const { return requests_; }
+  std::int64_t call() const { return call_; }        // calls completed so far
+  const CallState& state() const { return state_; }  // of the current call
+
+ private:
+  Policy policy_;
+  CallState state_;
+  std::int64_t call_ = 0, requests_ = 0;
+  bool ended_ = false;
+  OutcomeClass outcome_;
+};
+
 }  // namespace relsim
