@@ -108,7 +108,7 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "relsim 0.1.0");
   const std::vector<cli::Runner> runners = {cli::add_exact(app), cli::add_check(app), cli::add_plan(app),
-                                            cli::add_oracle(app), cli::add_simulate(app)};
+                                            cli::add_oracle(app), cli::add_simulate(app), cli::add_serve(app)};
   try {
     app.parse(argc, argv);
     // Subcommands are listed in the order they were added, as are runners.
@@ -123,6 +123,11 @@ int run_cli(int argc, char** argv) {
   } catch (const InputError& e) {
     std::cerr << "relsim: error: " << e.what() << "\n";
     return cli::kExitInput;
+  } catch (const std::exception& e) {
+    // A bug of relsim's (a failed RELSIM_ASSERT) or the system's (out of
+    // memory): still one line and a non-zero exit, never a core dump.
+    std::cerr << "relsim: internal error: " << e.what() << "\n";
+    return cli::kExitInternal;
   }
   return cli::kExitInput;
 }

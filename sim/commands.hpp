@@ -14,9 +14,11 @@
 
 namespace relsim::cli {
 
-// Exit codes: 0 success, 1 a check or comparison failed, 2 bad input.
+// Exit codes: 0 success, 1 a check or comparison failed, 2 bad input,
+// 3 an internal error.
 inline constexpr int kExitMiss = 1;
 inline constexpr int kExitInput = 2;
+inline constexpr int kExitInternal = 3;
 
 using Runner = std::function<int()>;
 
@@ -54,5 +56,6 @@ Runner add_check(CLI::App& app);
 Runner add_plan(CLI::App& app);
 Runner add_oracle(CLI::App& app);
 Runner add_simulate(CLI::App& app);
+Runner add_serve(CLI::App& app);
 
 }  // namespace relsim::cli

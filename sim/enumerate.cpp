@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -54,6 +58,13 @@ struct Histogram {
 void forward(const Chain& chain, const double* alpha, bool bad, double* out) {
   const Eigen::Index k = chain.states();
   const Eigen::MatrixXd& t = bad ? chain.retry : chain.gap;
+  if (k == 2) {  // the same operations as below, unrolled for Gilbert's chain
+    const double a0 = alpha[0] * (bad ? chain.bad(0) : 1.0 - chain.bad(0));
+    const double a1 = alpha[1] * (bad ? chain.bad(1) : 1.0 - chain.bad(1));
+    out[0] = a0 * t(0, 0) + a1 * t(1, 0);
+    out[1] = a0 * t(0, 1) + a1 * t(1, 1);
+    return;
+  }
   for (Eigen::Index j = 0; j < k; ++j) out[j] = 0.0;
   for (Eigen::Index i = 0; i < k; ++i) {
     const double a = alpha[i] * (bad ? chain.bad(i) : 1.0 - chain.bad(i));
@@ -61,54 +72,196 @@ void forward(const Chain& chain, const double* alpha, bool bad, double* out) {
   }
 }
 
+// How the leaves below one node at depth_tail land in bins, for one policy
+// state there. Leaf `bits` (the last tail_bits requests) has weight
+// alpha . tail[.][bits]. The leaves are regrouped so that each bin's leaves lie
+// side by side, padded with zero weights to a multiple of kLanes: a bin's mass
+// is then a streaming sum with kLanes independent partial sums instead of a
+// scatter into memory whose add latency chains through the same bin.
+//
+// Sparse form, when every leaf has at most one hidden state i with
+// tail[i][bits] != 0 (Gilbert's chain, whose emissions are certain: the first
+// tail request's value is the hidden state): the leaf's weight is
+// alpha_i * tail[i][bits], one product, and the groups are (bin, i). The
+// other terms of alpha . tail are exact zeros, so the weight is the same
+// double. Dense form otherwise: k products per leaf, groups by bin.
+constexpr std::size_t kLanes = 8;
+
+struct Group {
+  int bin;     // ended-state bin (an offset from L); for the ended plan, unused
+  int state;   // sparse form: the hidden state i; dense form: unused (-1)
+  std::uint32_t begin, end;  // [begin, end) in the plan's weights, end - begin a multiple of kLanes
+};
+
+struct TailPlan {
+  std::vector<Group> groups;
+  std::vector<double> weights;  // sparse: one value per slot; dense: k rows of `stride`
+  std::size_t stride = 0;
+};
+
+// Sum over the leaves of a group with kLanes partial sums (lane l takes the
+// slots j = l mod kLanes), added in a fixed order: the bits depend on the
+// group alone. The lanes are held as four pairs of doubles, a GCC/Clang
+// vector type that is one SSE2 register, so that each instruction does two
+// leaves; per lane the arithmetic is the scalar one.
+using Pair = double __attribute__((vector_size(16)));
+
+inline Pair load_pair(const double* p) {
+  Pair v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+inline double lane_sum(const Pair (&acc)[kLanes / 2]) {
+  return ((acc[0][0] + acc[0][1]) + (acc[1][0] + acc[1][1])) + ((acc[2][0] + acc[2][1]) + (acc[3][0] + acc[3][1]));
+}
+
+inline double group_mass_sparse(double a, const double* w, std::uint32_t begin, std::uint32_t end) {
+  const Pair av = {a, a};
+  Pair acc[kLanes / 2] = {};
+  for (std::uint32_t j = begin; j < end; j += kLanes)
+    for (std::size_t l = 0; l < kLanes / 2; ++l) acc[l] += av * load_pair(w + j + 2 * l);
+  return lane_sum(acc);
+}
+
+inline double group_mass_dense(const double* alpha, int k, const double* w, std::size_t stride, std::uint32_t begin,
+                               std::uint32_t end) {
+  Pair acc[kLanes / 2] = {};
+  for (std::uint32_t j = begin; j < end; j += kLanes)
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      double x = 0.0;
+      for (int i = 0; i < k; ++i) x += alpha[i] * w[static_cast<std::size_t>(i) * stride + j + l];
+      acc[l / 2][l % 2] += x;
+    }
+  return lane_sum(acc);
+}
+
+// Builds the plan from each leaf's bin (`bin_of[bits]`, below nb) and the
+// tail table tail[i * tail_size + bits]. Groups come in order of bin, then
+// (sparse) hidden state; inside a group the leaves keep the order of bits.
+TailPlan make_plan(const std::vector<double>& tail, int k, std::size_t tail_size, const std::vector<int>& bin_of,
+                   int nb, bool sparse) {
+  const int per_bin = sparse ? k : 1;
+  std::vector<int> key(tail_size);
+  std::vector<std::uint32_t> count(static_cast<std::size_t>(nb * per_bin), 0);
+  for (std::size_t bits = 0; bits < tail_size; ++bits) {
+    int state = 0;
+    if (sparse)
+      for (int i = 0; i < k; ++i)
+        if (tail[static_cast<std::size_t>(i) * tail_size + bits] != 0.0) state = i;
+    key[bits] = bin_of[bits] * per_bin + state;
+    ++count[static_cast<std::size_t>(key[bits])];
+  }
+  TailPlan plan;
+  std::vector<std::uint32_t> fill(count.size());
+  std::uint32_t used = 0;
+  for (std::size_t c = 0; c < count.size(); ++c) {
+    if (count[c] == 0) continue;
+    const auto padded = static_cast<std::uint32_t>((count[c] + kLanes - 1) / kLanes * kLanes);
+    plan.groups.push_back({static_cast<int>(c) / per_bin, sparse ? static_cast<int>(c) % per_bin : -1, used,
+                           used + padded});
+    fill[c] = used;
+    used += padded;
+  }
+  plan.stride = used;
+  const int rows = sparse ? 1 : k;
+  plan.weights.assign(static_cast<std::size_t>(rows) * plan.stride, 0.0);  // padding weighs 0
+  for (std::size_t bits = 0; bits < tail_size; ++bits) {
+    const auto c = static_cast<std::size_t>(key[bits]);
+    const std::size_t j = fill[c]++;
+    if (sparse) plan.weights[j] = tail[static_cast<std::size_t>(key[bits] % per_bin) * tail_size + bits];
+    else
+      for (int i = 0; i < k; ++i)
+        plan.weights[static_cast<std::size_t>(i) * plan.stride + j] =
+            tail[static_cast<std::size_t>(i) * tail_size + bits];
+  }
+  return plan;
+}
+
 // Enumerates every sequence of length L from start vector `start`. The tree of
 // prefixes is cut into 2^top_bits blocks (a number fixed by L alone, never by
 // the thread count); inside a block the prefix weight is carried down the
 // tree, one forward step per node, and the last `tail_bits` requests come from
-// tables: a leaf's weight is alpha . tail[bits], its bin table[state][bits].
+// tables: a leaf's weight is alpha . tail[bits], its bin given by the policy
+// state at depth_tail and the bits (see TailPlan). Each block sums into its
+// own row of bins, and the rows are added in block order, so the bits do not
+// depend on which thread ran which block.
 Histogram enumerate_from(const Chain& chain, const Eigen::RowVectorXd& start, const Layout& lay, int threads) {
   const int L = lay.length;
   const int k = static_cast<int>(chain.states());
-  const int tail_bits = std::min(L, 10);
+  const int tail_bits = std::min(L, 12);
   const int depth_tail = L - tail_bits;  // depth at which the tables take over
   const int top_bits = std::min(depth_tail, 12);
   const std::size_t tail_size = std::size_t{1} << tail_bits;
   const int nb = lay.bins();
 
-  // tail[i * tail_size + bits] = P(the tail emits bits | hidden state i at depth_tail).
-  std::vector<double> tail(static_cast<std::size_t>(k) * tail_size);
+  // tail[i * tail_size + bits] = P(the tail emits bits | hidden state i at
+  // depth_tail), built from the last request backwards one level at a time:
+  // t(x rest) = e_x (T_x t(rest)), with t(x) = e_x for the last request.
+  const auto uk = static_cast<std::size_t>(k);
+  std::vector<double> tail(uk * tail_size);
   {
-    std::vector<double> t(static_cast<std::size_t>(k), 1.0), u(static_cast<std::size_t>(k));
-    for (std::size_t bits = 0; bits < tail_size; ++bits) {
-      // Build from the last request backwards: t <- e_x (T_x t).
-      std::fill(t.begin(), t.end(), 1.0);
-      for (int pos = tail_bits - 1; pos >= 0; --pos) {
-        const bool bad = (bits >> (tail_bits - 1 - pos)) & 1U;
-        const bool last = pos == tail_bits - 1;
-        for (int i = 0; i < k; ++i) {
-          double s = 0.0;
-          if (last) s = 1.0;
-          else {
-            const Eigen::MatrixXd& m = bad ? chain.retry : chain.gap;
-            for (int j = 0; j < k; ++j) s += m(i, j) * t[static_cast<std::size_t>(j)];
+    auto emit = [&](int i, bool bad) { return bad ? chain.bad(i) : 1.0 - chain.bad(i); };
+    // level[rest * k + i] for the m last requests, rest read first to last.
+    std::vector<double> level(2 * uk), next;
+    for (int x = 0; x < 2; ++x)
+      for (int i = 0; i < k; ++i) level[static_cast<std::size_t>(x * k + i)] = emit(i, x == 1);
+    for (int m = 1; m < tail_bits; ++m) {
+      const std::size_t width = std::size_t{1} << m;
+      next.assign(2 * width * uk, 0.0);
+      for (int x = 0; x < 2; ++x) {
+        const Eigen::MatrixXd& t = x == 1 ? chain.retry : chain.gap;
+        for (std::size_t rest = 0; rest < width; ++rest)
+          for (int i = 0; i < k; ++i) {
+            double s = 0.0;
+            for (int j = 0; j < k; ++j) s += t(i, j) * level[rest * uk + static_cast<std::size_t>(j)];
+            next[((static_cast<std::size_t>(x) << m) | rest) * uk + static_cast<std::size_t>(i)] = s * emit(i, x == 1);
           }
-          u[static_cast<std::size_t>(i)] = s * (bad ? chain.bad(i) : 1.0 - chain.bad(i));
-        }
-        t.swap(u);
       }
-      for (int i = 0; i < k; ++i) tail[static_cast<std::size_t>(i) * tail_size + bits] = t[static_cast<std::size_t>(i)];
+      level.swap(next);
     }
+    for (std::size_t bits = 0; bits < tail_size; ++bits)
+      for (std::size_t i = 0; i < uk; ++i) tail[i * tail_size + bits] = level[bits * uk + i];
   }
-  // table[state * tail_size + bits]: the bin a leaf lands in, for active states.
-  std::vector<int> table(static_cast<std::size_t>(L) * tail_size);
-  for (int state = 0; state < L; ++state)
+  bool sparse = true;
+  for (std::size_t bits = 0; bits < tail_size; ++bits) {
+    int nonzero = 0;
+    for (int i = 0; i < k; ++i) nonzero += tail[static_cast<std::size_t>(i) * tail_size + bits] != 0.0;
+    sparse = sparse && nonzero <= 1;
+  }
+
+  // The policy states reachable at depth_tail, and a plan for each active one.
+  std::vector<char> reachable(static_cast<std::size_t>(L + nb), 0), next_reachable(reachable.size());
+  reachable[0] = 1;
+  for (int d = 0; d < depth_tail; ++d) {
+    std::fill(next_reachable.begin(), next_reachable.end(), 0);
+    for (int s = 0; s < L + nb; ++s)
+      if (reachable[static_cast<std::size_t>(s)])
+        for (bool bad : {false, true}) next_reachable[static_cast<std::size_t>(lay.step(s, d, bad))] = 1;
+    reachable.swap(next_reachable);
+  }
+  std::vector<TailPlan> plans(static_cast<std::size_t>(L));
+  std::vector<int> bin_of(tail_size), walk(tail_size);
+  for (int state = 0; state < L; ++state) {
+    if (!reachable[static_cast<std::size_t>(state)]) continue;
+    // walk[prefix] after m requests of the tail; the prefix grows on the right.
+    walk[0] = state;
+    for (int m = 0; m < tail_bits; ++m)
+      for (std::size_t prefix = (std::size_t{1} << m); prefix-- > 0;) {
+        const int from = walk[prefix];
+        walk[2 * prefix] = lay.step(from, depth_tail + m, false);
+        walk[2 * prefix + 1] = lay.step(from, depth_tail + m, true);
+      }
     for (std::size_t bits = 0; bits < tail_size; ++bits) {
-      int s = state;
-      for (int pos = 0; pos < tail_bits; ++pos)
-        s = lay.step(s, depth_tail + pos, (bits >> (tail_bits - 1 - pos)) & 1U);
-      RELSIM_ASSERT(s >= L);  // every sequence of full length ends the task
-      table[static_cast<std::size_t>(state) * tail_size + bits] = s - L;
+      RELSIM_ASSERT(walk[bits] >= L);  // every sequence of full length ends the task
+      bin_of[bits] = walk[bits] - L;
     }
+    plans[static_cast<std::size_t>(state)] = make_plan(tail, k, tail_size, bin_of, nb, sparse);
+  }
+  // After the task has ended every leaf lands in the one bin; each weight is
+  // still computed and added.
+  std::fill(bin_of.begin(), bin_of.end(), 0);
+  const TailPlan ended = make_plan(tail, k, tail_size, bin_of, nb, sparse);
 
   const std::size_t blocks = std::size_t{1} << top_bits;
   std::vector<double> block_mass(blocks * static_cast<std::size_t>(nb), 0.0);
@@ -118,8 +271,7 @@ Histogram enumerate_from(const Chain& chain, const Eigen::RowVectorXd& start, co
   for (std::size_t block = 0; block < blocks; ++block) {
     double* mass = block_mass.data() + block * static_cast<std::size_t>(nb);
     char* hit = block_hit.data() + block * static_cast<std::size_t>(nb);
-    std::vector<double> local(static_cast<std::size_t>(nb));
-    // alpha at each depth from top_bits to depth_tail, k entries each.
+    // alpha at each depth from 0 to depth_tail, k entries each.
     std::vector<double> alpha(static_cast<std::size_t>((L + 1) * k));
     std::vector<int> state(static_cast<std::size_t>(L + 1));
     for (int i = 0; i < k; ++i) alpha[static_cast<std::size_t>(i)] = start(i);
@@ -146,41 +298,16 @@ Histogram enumerate_from(const Chain& chain, const Eigen::RowVectorXd& start, co
       }
       const double* a = &alpha[static_cast<std::size_t>(depth_tail * k)];
       const int s = state[static_cast<std::size_t>(depth_tail)];
-      if (s >= L) {
-        // The task has ended: every leaf below lands in one bin. Four running
-        // sums break the add-latency chain; their order is fixed.
-        double acc[4] = {0, 0, 0, 0};
-        bool positive = false;
-        for (std::size_t bits = 0; bits < tail_size; ++bits) {
-          double w = 0.0;
-          for (int i = 0; i < k; ++i) w += a[i] * tail[static_cast<std::size_t>(i) * tail_size + bits];
-          acc[bits & 3] += w;
-          positive |= w > 0.0;
-        }
-        const double total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-        mass[s - L] += total;
-        hit[s - L] |= positive;
-      } else {
-        std::fill(local.begin(), local.end(), 0.0);
-        const int* row = &table[static_cast<std::size_t>(s) * tail_size];
-        if (k == 2) {
-          const double a0 = a[0], a1 = a[1];
-          const double* t0 = tail.data();
-          const double* t1 = tail.data() + tail_size;
-          for (std::size_t bits = 0; bits < tail_size; ++bits) {
-            const double w = a0 * t0[bits] + a1 * t1[bits];
-            local[static_cast<std::size_t>(row[bits])] += w;
-            hit[row[bits]] |= w > 0.0;
-          }
-        } else {
-          for (std::size_t bits = 0; bits < tail_size; ++bits) {
-            double w = 0.0;
-            for (int i = 0; i < k; ++i) w += a[i] * tail[static_cast<std::size_t>(i) * tail_size + bits];
-            local[static_cast<std::size_t>(row[bits])] += w;
-            hit[row[bits]] |= w > 0.0;
-          }
-        }
-        for (int b = 0; b < nb; ++b) mass[b] += local[static_cast<std::size_t>(b)];
+      const TailPlan& plan = s >= L ? ended : plans[static_cast<std::size_t>(s)];
+      const double* w = plan.weights.data();
+      for (const Group& g : plan.groups) {
+        double x;
+        if (sparse) x = group_mass_sparse(a[g.state], w, g.begin, g.end);
+        else x = group_mass_dense(a, k, w, plan.stride, g.begin, g.end);
+        const int bin = s >= L ? s - L : g.bin;
+        mass[bin] += x;
+        // Weights are >= 0, so the sum is positive exactly when some weight is.
+        hit[bin] |= x > 0.0;
       }
     }
   }
@@ -203,6 +330,9 @@ Layout checked_layout(const Model& model, const Policy& policy, const EnumerateO
   if (options.max_length < 1 || options.max_length > kHardMaxEnumerateLength)
     throw InputError(fmt::format("max-length = {} is out of range: it must be in [1, {}]", options.max_length,
                                  kHardMaxEnumerateLength));
+  if (policy.kind != PolicyKind::simple)
+    throw InputError(fmt::format("enumeration covers the simple policy only, not policy = {}: use --method matrix",
+                                 to_string(policy.kind)));
   const std::int64_t length = policy.max_requests();
   if (length > options.max_length)
     throw InputError(fmt::format(

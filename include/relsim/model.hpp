@@ -60,7 +60,8 @@ struct Chain {
 // The two-state Gilbert chain of a validated model: state 0 good, state 1 bad.
 Chain gilbert_chain(const Model& model);
 
-// P^m by repeated squaring.
+// P^m of a row-stochastic P by repeated squaring, each product's rows put
+// back on the simplex so that m = 10^9 keeps every row summing to 1.
 Eigen::MatrixXd matrix_power(const Eigen::MatrixXd& step, std::int64_t m);
 
 // The long-run distribution of a chain with row-stochastic matrix K started

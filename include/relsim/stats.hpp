@@ -21,4 +21,12 @@ struct Interval {
 // throws InputError otherwise.
 Interval binomial_interval(IntervalKind kind, std::int64_t k, std::int64_t n, double confidence);
 
+// The same for correlated trials whose success count has `design_effect`
+// times the binomial variance (Kish 1965): the interval of the effective
+// sample n' = round(n / d), k' = round(k n' / n), never narrower than the
+// binomial one (d below 1 counts as 1). Throws InputError as above, and for
+// a design effect that is not a finite number >= 0.
+Interval effective_interval(IntervalKind kind, std::int64_t k, std::int64_t n, double confidence,
+                            double design_effect);
+
 }  // namespace relsim

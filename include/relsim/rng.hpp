@@ -1,0 +1,91 @@
+#pragma once
+// Counter-based randomness for the simulator (SPEC section 4, STYLE rule 4):
+// every number a task uses is Philox4x32-10 (Salmon, Moraes, Dror & Shaw,
+// "Parallel random numbers: as easy as 1, 2, 3", SC 2011) of a counter made
+// of (task, stream, draw block) under a key made of the seed. No state is
+// carried from one draw to the next, so any thread, chunk or rank can make
+// any task's draws, and a plan generator can remake them request by request.
+// docs/methods.md spells the scheme out.
+#include <array>
+#include <cstdint>
+
+namespace relsim::rng {
+
+using Counter = std::array<std::uint32_t, 4>;
+using Key = std::array<std::uint32_t, 2>;
+using Block = std::array<std::uint32_t, 4>;
+
+// Named streams: a task's draws of one purpose never collide with another's.
+// The id sits in the top 8 bits of counter word 1.
+enum class Stream : std::uint32_t {
+  chain = 0,  // one 53-bit uniform per model call: how many of its attempts are bad
+  kind = 1,   // one 32-bit word per bad request: its fault kind
+  jitter = 2, // the client's backoff jitter (client.hpp)
+  // 3 and up: free.
+};
+
+// Philox4x32 with 10 rounds, written out so that a loop over counters
+// vectorises; bit-identical to Random123's philox4x32 (pinned by the
+// known-answer test in tests/simulate_test.cpp).
+constexpr Block philox4x32_10(Counter ctr, Key key) {
+  constexpr std::uint64_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
+  constexpr std::uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+  for (int round = 0; round < 10; ++round) {
+    const std::uint64_t p0 = kM0 * ctr[0];
+    const std::uint64_t p1 = kM1 * ctr[2];
+    ctr = {static_cast<std::uint32_t>(p1 >> 32) ^ ctr[1] ^ key[0], static_cast<std::uint32_t>(p1),
+           static_cast<std::uint32_t>(p0 >> 32) ^ ctr[3] ^ key[1], static_cast<std::uint32_t>(p0)};
+    key = {key[0] + kW0, key[1] + kW1};
+  }
+  return ctr;
+}
+
+// The key: the 64-bit seed, low word first.
+constexpr Key key_of(std::uint64_t seed) {
+  return {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)};
+}
+
+// The counter: word 0 the low 32 bits of the draw block, word 1 the stream in
+// its top 8 bits and the block's bits 32..55 below them, words 2 and 3 the
+// 64-bit task index, low word first.
+constexpr Counter counter_of(Stream stream, std::uint64_t task, std::uint64_t block) {
+  return {static_cast<std::uint32_t>(block),
+          (static_cast<std::uint32_t>(stream) << 24) | static_cast<std::uint32_t>((block >> 32) & 0xFFFFFFu),
+          static_cast<std::uint32_t>(task), static_cast<std::uint32_t>(task >> 32)};
+}
+
+constexpr Block block(std::uint64_t seed, Stream stream, std::uint64_t task, std::uint64_t index) {
+  return philox4x32_10(counter_of(stream, task, index), key_of(seed));
+}
+
+// A double in [0, 1) on the grid of 2^-53 from two words: the top 53 bits of
+// (hi << 32 | lo). Every value k 2^-53 has probability 2^-53 exactly.
+constexpr double u53(std::uint32_t lo, std::uint32_t hi) {
+  const std::uint64_t x = (static_cast<std::uint64_t>(hi) << 32) | lo;
+  return static_cast<double>(x >> 11) * 0x1.0p-53;
+}
+
+// Draw `index` of a stream as a uniform: two per block, words (0, 1) then (2, 3).
+constexpr double uniform(std::uint64_t seed, Stream stream, std::uint64_t task, std::uint64_t index) {
+  const Block b = block(seed, stream, task, index / 2);
+  const unsigned h = static_cast<unsigned>(index % 2) * 2;
+  return u53(b[h], b[h + 1]);
+}
+
+// Draw `index` of a stream as one 32-bit word: four per block, in order.
+constexpr std::uint32_t word(std::uint64_t seed, Stream stream, std::uint64_t task, std::uint64_t index) {
+  return block(seed, stream, task, index / 4)[index % 4];
+}
+
+// The simulator's two draws, by name.
+// The uniform of model call `call` (0-based) of `task`.
+constexpr double call_uniform(std::uint64_t seed, std::uint64_t task, std::uint64_t call) {
+  return uniform(seed, Stream::chain, task, call);
+}
+// The word that picks the kind of the task's `bad`-th bad request (0-based,
+// counted over the whole task).
+constexpr std::uint32_t kind_word(std::uint64_t seed, std::uint64_t task, std::uint64_t bad) {
+  return word(seed, Stream::kind, task, bad);
+}
+
+}  // namespace relsim::rng

@@ -1,0 +1,498 @@
+// The live client (client.hpp): the HTTP layer's retry rules as a table,
+// the backoff and its bounds, then real streams against the mock server,
+// where every task's outcome, request count, retry-count headers and the
+// fault the client saw in each request must equal what the oracle predicts
+// from the same script. Timeouts are short (250 ms) and backoff is scaled
+// by 0.001; nothing sleeps to make a fault, and no test asserts on time.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <thread>
+#include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange without it
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+#include "relsim/client.hpp"
+#include "relsim/error.hpp"
+#include "relsim/oracle.hpp"
+#include "relsim/plan.hpp"
+#include "relsim/server.hpp"
+
+namespace relsim {
+namespace {
+
+// ---- The HTTP layer's rules -------------------------------------------------
+
+struct RetryCase {
+  int status;
+  std::optional<std::string> should_retry, retry_after_ms, retry_after;
+  bool retry;
+  std::optional<double> server_wait;  // seconds; none: the backoff
+};
+
+TEST(HttpRetry, FollowsTheSdkDecisionTable) {
+  const std::optional<std::string> none;
+  const std::vector<RetryCase> table = {
+      {408, none, none, none, true, std::nullopt},
+      {409, none, none, none, true, std::nullopt},
+      {429, none, none, none, true, std::nullopt},
+      {500, none, none, none, true, std::nullopt},
+      {502, none, none, none, true, std::nullopt},
+      {503, none, none, none, true, std::nullopt},
+      {529, "true", none, none, true, std::nullopt},
+      {599, none, none, none, true, std::nullopt},
+      {400, none, none, none, false, std::nullopt},
+      {401, none, none, none, false, std::nullopt},
+      {404, none, none, none, false, std::nullopt},
+      {413, none, none, none, false, std::nullopt},
+      // x-should-retry overrides the status, both ways; other values do not.
+      {400, "true", none, none, true, std::nullopt},
+      {529, "false", none, none, false, std::nullopt},
+      {429, "false", none, "5", false, 5.0},
+      {500, "yes", none, none, true, std::nullopt},
+      {404, "TRUE", none, none, false, std::nullopt},
+      // retry-after-ms first, else retry-after in seconds, only inside (0, 60) s.
+      {429, none, "1500", none, true, 1.5},
+      {429, none, none, "2", true, 2.0},
+      {429, none, "250", "9", true, 0.25},
+      {429, none, "x", "3", true, 3.0},
+      {429, none, "0", "3", true, std::nullopt},  // a parsed 0 is the server's answer: no wait of its own
+      {429, none, none, "0", true, std::nullopt},
+      {429, none, none, "60", true, std::nullopt},
+      {429, none, none, "59.5", true, 59.5},
+      {429, none, none, "-1", true, std::nullopt},
+      {429, none, none, "soon", true, std::nullopt},
+      {429, none, none, "Wed, 21 Oct 2015 07:28:00 GMT", true, std::nullopt},
+      {503, none, "60000", none, true, std::nullopt},
+      {503, none, " 750 ", none, true, 0.75},
+  };
+  for (const RetryCase& c : table) {
+    const RetryHeaders h{c.should_retry, c.retry_after_ms, c.retry_after};
+    SCOPED_TRACE(testing::Message() << c.status << " x-should-retry=" << c.should_retry.value_or("-")
+                                    << " retry-after-ms=" << c.retry_after_ms.value_or("-")
+                                    << " retry-after=" << c.retry_after.value_or("-"));
+    EXPECT_EQ(should_retry_status(c.status, c.should_retry), c.retry);
+    EXPECT_EQ(server_retry_after(h), c.server_wait);
+    ClientTiming t;
+    for (const int k : {0, 3})
+      EXPECT_DOUBLE_EQ(http_retry_wait(h, k, 0.5, t), c.server_wait ? *c.server_wait : t.backoff(k, 0.5));
+  }
+}
+
+TEST(HttpRetry, ScalesTheServersWaitWithTheClock) {
+  ClientTiming t;
+  t.time_scale = 0.001;
+  EXPECT_DOUBLE_EQ(http_retry_wait(RetryHeaders{std::nullopt, std::nullopt, "2"}, 0, 0.0, t), 0.002);
+  EXPECT_DOUBLE_EQ(http_retry_wait(RetryHeaders{}, 0, 0.0, t), 0.0005);
+}
+
+TEST(HttpRetry, ClassifiesStatusesAsFaultKinds) {
+  EXPECT_EQ(fault_kind_of_status(400), FaultKind::http_400);
+  EXPECT_EQ(fault_kind_of_status(429), FaultKind::http_429);
+  EXPECT_EQ(fault_kind_of_status(500), FaultKind::http_500);
+  EXPECT_EQ(fault_kind_of_status(503), FaultKind::http_503);
+  EXPECT_EQ(fault_kind_of_status(529), FaultKind::http_529);
+  EXPECT_EQ(fault_kind_of_status(408), FaultKind::http_429);
+  EXPECT_EQ(fault_kind_of_status(409), FaultKind::http_429);
+  EXPECT_EQ(fault_kind_of_status(502), FaultKind::http_500);
+  EXPECT_EQ(fault_kind_of_status(404), FaultKind::http_400);
+}
+
+TEST(Backoff, DoublesFromHalfASecondUpToEightSeconds) {
+  ClientTiming t;
+  const double expected[] = {0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0};
+  for (int k = 0; k < 7; ++k) EXPECT_DOUBLE_EQ(t.backoff(k, 0.0), expected[k]) << "retry " << k;
+  EXPECT_DOUBLE_EQ(t.backoff(0, 0.5), 0.5 * 0.875);
+  EXPECT_DOUBLE_EQ(t.backoff(60, 0.0), 8.0);  // 2^60 does not overflow the cap
+}
+
+TEST(Backoff, StaysWithinThreeQuartersAndAllOfItsCapForEveryJitter) {
+  ClientTiming t;
+  t.time_scale = 0.001;
+  for (std::int64_t task = 0; task < 50; ++task)
+    for (std::int64_t k = 0; k < 20; ++k) {
+      const double u = jitter(20261001, task, k);
+      ASSERT_GE(u, 0.0);
+      ASSERT_LT(u, 1.0);
+      const int retry = static_cast<int>(k % 6);
+      const double b = t.backoff(retry, u);
+      EXPECT_GT(b, 0.75 * t.backoff_max(retry));
+      EXPECT_LE(b, t.backoff_max(retry));
+    }
+}
+
+TEST(Backoff, JitterIsAPureFunctionOfSeedTaskAndRetry) {
+  EXPECT_EQ(jitter(1, 2, 3), jitter(1, 2, 3));
+  EXPECT_NE(jitter(1, 2, 3), jitter(1, 2, 4));
+  EXPECT_NE(jitter(1, 2, 3), jitter(1, 3, 3));
+  EXPECT_NE(jitter(1, 2, 3), jitter(2, 2, 3));
+  // Its own stream: not the chain's draw for the same counter.
+  EXPECT_NE(jitter(1, 2, 3), rng::uniform(1, rng::Stream::chain, 2, 3));
+}
+
+TEST(ClientConfig, RefusesValuesOutOfRange) {
+  ClientConfig c;
+  c.port = 8080;
+  EXPECT_NO_THROW(validate(c));
+  auto bad = [&](auto change) {
+    ClientConfig x = c;
+    change(x);
+    EXPECT_THROW(validate(x), InputError);
+  };
+  bad([](ClientConfig& x) { x.port = 0; });
+  bad([](ClientConfig& x) { x.concurrency = 0; });
+  bad([](ClientConfig& x) { x.threads = 0; });
+  bad([](ClientConfig& x) { x.host.clear(); });
+  bad([](ClientConfig& x) { x.timing.idle_timeout = 0.0; });
+  bad([](ClientConfig& x) { x.policy.r = -1; });
+  EXPECT_THROW(run_live(c, 0, -1), InputError);
+}
+
+TEST(ClientRequest, NamesTheTaskInPathBodyAndAnswer) {
+  EXPECT_EQ(request_target(12), "/t/12/v1/messages");
+  EXPECT_EQ(request_body(12, 1),
+            R"({"model":"relsim-mock","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"task 12 call 1"}]})");
+  EXPECT_EQ(expected_text(12), "Hello from task 12.");
+}
+
+// ---- Live, against the mock server ----------------------------------------
+
+Policy policy_of(PolicyKind kind, int s = 2, int r = 2, int B = 4, std::int64_t n = 1) {
+  Policy p;
+  p.kind = kind;
+  p.n = n;
+  p.s = s;
+  p.r = r;
+  p.B = kind == PolicyKind::budgeted ? B : 0;
+  return p;
+}
+
+ClientConfig config_for(const Policy& policy, int port) {
+  ClientConfig c;
+  c.port = static_cast<std::uint16_t>(port);
+  c.policy = policy;
+  c.seed = 20261001;
+  c.timing.connect_timeout = 5.0;
+  c.timing.header_timeout = 0.25;
+  c.timing.idle_timeout = 0.25;
+  c.timing.call_timeout = 60.0;
+  c.timing.task_timeout = 60.0;
+  c.timing.time_scale = 0.001;
+  return c;
+}
+
+std::vector<ScriptEntry> script_of_plan(const TaskPlan& plan) {
+  std::vector<ScriptEntry> s;
+  for (const PlannedRequest& r : plan.requests) s.push_back(r ? ScriptEntry::of(*r) : ScriptEntry::ok());
+  return s;
+}
+
+// The x-stainless-retry-count of each request the policy sends: its HTTP
+// retry number within the current SDK call.
+std::vector<int> expected_retry_counts(const Policy& policy, const TaskPlan& plan) {
+  TaskRunner runner(policy);
+  std::vector<int> out;
+  for (const PlannedRequest& r : plan.requests) {
+    out.push_back(runner.state().http);
+    if (!runner.feed(r)) break;
+  }
+  return out;
+}
+
+// Runs `plans` (task ids 0..) live and checks every task against the oracle
+// and the server's log.
+void expect_live_matches_oracle(Server& server, const ClientConfig& config, std::vector<TaskPlan> plans) {
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    plans[i].task = static_cast<std::int64_t>(i);
+    server.set_script(plans[i].task, script_of_plan(plans[i]));
+  }
+  const std::vector<LiveTask> live = run_live(config, 0, static_cast<std::int64_t>(plans.size()));
+  ASSERT_EQ(live.size(), plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const TaskPlan& plan = plans[i];
+    const LiveTask& got = live[i];
+    const Prediction want = predict(config.policy, plan, config.timing);
+    std::string script;
+    for (std::int64_t j = 0; j < want.requests; ++j) script += plan_name(plan.requests[static_cast<std::size_t>(j)]) + " ";
+    SCOPED_TRACE(testing::Message() << "task " << plan.task << " (" << to_string(config.policy.kind) << "): " << script
+                                    << "| error: " << got.error);
+    EXPECT_EQ(got.task, plan.task);
+    EXPECT_EQ(got.outcome.name(), want.outcome.name());
+    EXPECT_EQ(got.requests, want.requests);
+    EXPECT_EQ(got.retry_counts, expected_retry_counts(config.policy, plan));
+    const std::vector<PlannedRequest> sent(plan.requests.begin(), plan.requests.begin() + want.requests);
+    EXPECT_EQ(got.seen, sent);
+    EXPECT_TRUE(got.text_ok);
+    if (want.outcome.outcome == Outcome::done) {
+      EXPECT_EQ(got.text, expected_text(plan.task));
+    }
+    const TaskLog log = server.log(plan.task);
+    ASSERT_EQ(log.requests.size(), static_cast<std::size_t>(want.requests));
+    for (std::size_t j = 0; j < log.requests.size(); ++j) {
+      EXPECT_EQ(log.requests[j].target, request_target(plan.task));
+      EXPECT_EQ(log.requests[j].header("x-stainless-retry-count"), std::to_string(got.retry_counts[j]));
+    }
+  }
+}
+
+std::vector<TaskPlan> every_kind_once_and_always(const Policy& policy) {
+  std::vector<TaskPlan> plans;
+  for (int k = 0; k < kFaultKinds; ++k)
+    for (const Times times : {Times::once, Times::always})
+      plans.push_back(scripted_plan(1, static_cast<FaultKind>(k), times, policy).tasks[0]);
+  return plans;
+}
+
+TEST(LiveClient, NaiveMatchesTheOracleForEveryFaultOnceAndAlways) {
+  Server server;
+  ClientConfig config = config_for(policy_of(PolicyKind::naive), server.port());
+  // The stall tasks hang until this deadline: long enough for 9 header timeouts.
+  config.timing.task_timeout = 4.0;
+  expect_live_matches_oracle(server, config, every_kind_once_and_always(config.policy));
+}
+
+TEST(LiveClient, LayeredMatchesTheOracleForEveryFaultOnceAndAlways) {
+  Server server;
+  const ClientConfig config = config_for(policy_of(PolicyKind::layered), server.port());
+  expect_live_matches_oracle(server, config, every_kind_once_and_always(config.policy));
+}
+
+TEST(LiveClient, BudgetedMatchesTheOracleForEveryFaultOnceAndAlways) {
+  Server server;
+  const ClientConfig config = config_for(policy_of(PolicyKind::budgeted), server.port());
+  expect_live_matches_oracle(server, config, every_kind_once_and_always(config.policy));
+}
+
+TEST(LiveClient, SimpleMatchesTheOracleForEveryFaultOnceAndAlways) {
+  Server server;
+  const ClientConfig config = config_for(policy_of(PolicyKind::simple), server.port());
+  expect_live_matches_oracle(server, config, every_kind_once_and_always(config.policy));
+}
+
+// One task with the given script under `policy`.
+LiveTask run_one(const Policy& policy, std::vector<ScriptEntry> script, double task_timeout = 60.0,
+                 TaskLog* log = nullptr) {
+  Server server;
+  server.set_script(0, std::move(script));
+  ClientConfig config = config_for(policy, server.port());
+  config.timing.task_timeout = task_timeout;
+  LiveTask t = run_live(config, 0, 1).at(0);
+  if (log) *log = server.log(0);
+  return t;
+}
+
+std::vector<ScriptEntry> repeat(std::initializer_list<std::string_view> round, int times) {
+  std::vector<ScriptEntry> s;
+  for (int i = 0; i < times; ++i)
+    for (const ScriptEntry& e : script_of(round)) s.push_back(e);
+  return s;
+}
+
+TEST(LiveClient, PersistentSlowHeadersCostNaiveNineRequestsAndLayeredThree) {
+  const LiveTask naive = run_one(policy_of(PolicyKind::naive), repeat({"slow_headers"}, 12));
+  EXPECT_EQ(naive.outcome.name(), "crash:slow_headers");
+  EXPECT_EQ(naive.requests, 9);
+  EXPECT_EQ(naive.retry_counts, (std::vector<int>{0, 1, 2, 0, 1, 2, 0, 1, 2}));
+  const LiveTask layered = run_one(policy_of(PolicyKind::layered), repeat({"slow_headers"}, 12));
+  EXPECT_EQ(layered.outcome.name(), "env_error:slow_headers");
+  EXPECT_EQ(layered.requests, 3);
+}
+
+TEST(LiveClient, PersistentOverloadIsAnEnvErrorAfterThreeRequestsCountingRetries) {
+  TaskLog log;
+  const LiveTask t = run_one(policy_of(PolicyKind::layered), repeat({"http_529"}, 12), 60.0, &log);
+  EXPECT_EQ(t.outcome.name(), "env_error:http_529");
+  EXPECT_EQ(t.requests, 3);
+  ASSERT_EQ(log.requests.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k)
+    EXPECT_EQ(log.requests[k].header("x-stainless-retry-count"), std::to_string(k)) << "request " << k;
+}
+
+TEST(LiveClient, BadRequestIsAHarnessErrorAfterOneRequestUnderEveryPolicy) {
+  for (const PolicyKind kind : {PolicyKind::naive, PolicyKind::layered, PolicyKind::budgeted, PolicyKind::simple}) {
+    const LiveTask t = run_one(policy_of(kind), repeat({"http_400"}, 12));
+    EXPECT_EQ(t.outcome.name(), "harness_error") << to_string(kind);
+    EXPECT_EQ(t.requests, 1) << to_string(kind);
+  }
+}
+
+TEST(LiveClient, AnOverloadedEventCrashesNaiveAndIsRetriedByLayered) {
+  const LiveTask naive = run_one(policy_of(PolicyKind::naive), script_of({"overloaded", "ok"}));
+  EXPECT_EQ(naive.outcome.name(), "crash:overloaded");
+  EXPECT_EQ(naive.requests, 1);
+  const LiveTask layered = run_one(policy_of(PolicyKind::layered), script_of({"overloaded", "ok"}));
+  EXPECT_EQ(layered.outcome.name(), "done");
+  EXPECT_EQ(layered.requests, 2);
+  EXPECT_EQ(layered.text, "Hello from task 0.");
+}
+
+TEST(LiveClient, AStallHangsNaiveUntilTheTaskDeadline) {
+  const LiveTask t = run_one(policy_of(PolicyKind::naive), script_of({"stall", "ok"}), 0.5);
+  EXPECT_EQ(t.outcome.name(), "hang");
+  EXPECT_EQ(t.requests, 1);
+}
+
+TEST(LiveClient, LateHeadersThenAStallEveryRoundCostLayeredNineAndBudgetedFour) {
+  const auto mix = repeat({"slow_headers", "slow_headers", "stall"}, 4);
+  const LiveTask layered = run_one(policy_of(PolicyKind::layered), mix);
+  EXPECT_EQ(layered.outcome.name(), "env_error:stall");
+  EXPECT_EQ(layered.requests, 9);
+  EXPECT_EQ(layered.retry_counts, (std::vector<int>{0, 1, 2, 0, 1, 2, 0, 1, 2}));
+  const LiveTask budgeted = run_one(policy_of(PolicyKind::budgeted, 2, 2, 4), mix);
+  EXPECT_EQ(budgeted.outcome.name(), "env_error:slow_headers");
+  EXPECT_EQ(budgeted.requests, 4);
+}
+
+// Random scripts: each request bad with probability 0.4, its kind uniform
+// over the eleven environment faults; drawn from Philox (a stream no engine
+// uses) so the test is the same on every run.
+std::vector<TaskPlan> random_plans(const Policy& policy, std::int64_t tasks) {
+  std::vector<TaskPlan> plans;
+  const auto test_stream = static_cast<rng::Stream>(200);
+  for (std::int64_t t = 0; t < tasks; ++t) {
+    TaskPlan plan;
+    plan.task = t;
+    for (std::int64_t i = 0; i < policy.max_requests(); ++i) {
+      const auto u = static_cast<std::uint64_t>(t);
+      if (rng::uniform(7, test_stream, u, static_cast<std::uint64_t>(2 * i)) >= 0.4) {
+        plan.requests.push_back(std::nullopt);
+        continue;
+      }
+      const double v = rng::uniform(7, test_stream, u, static_cast<std::uint64_t>(2 * i + 1));
+      plan.requests.push_back(static_cast<FaultKind>(static_cast<int>(v * 11)));  // cut .. reset, not http_400
+    }
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+TEST(LiveClient, ManyTasksWithRandomScriptsMatchTheOracleTaskByTask) {
+  const Policy policy = policy_of(PolicyKind::layered, 2, 2, 0, 2);
+  const std::vector<TaskPlan> plans = random_plans(policy, 80);
+  {
+    Server server;
+    ClientConfig config = config_for(policy, server.port());
+    config.concurrency = 32;
+    expect_live_matches_oracle(server, config, plans);
+  }
+  {
+    // The budgeted policy through a sliding window on two threads.
+    Server server;
+    ClientConfig config = config_for(policy_of(PolicyKind::budgeted, 2, 2, 5, 2), server.port());
+    config.concurrency = 16;
+    config.coordinated_start = false;
+    config.threads = 2;
+    expect_live_matches_oracle(server, config, plans);
+  }
+}
+
+TEST(LiveClient, ReleasesEveryTaskOfAWaveAndKeepsTaskOrder) {
+  Server server;
+  ClientConfig config = config_for(policy_of(PolicyKind::layered), server.port());
+  config.concurrency = 8;
+  for (std::int64_t t = 0; t < 20; ++t) server.set_script(t, script_of({"ok"}));
+  const auto live = run_live(config, 0, 20);
+  ASSERT_EQ(live.size(), 20u);
+  for (std::int64_t t = 0; t < 20; ++t) {
+    EXPECT_EQ(live[static_cast<std::size_t>(t)].task, t);
+    EXPECT_EQ(live[static_cast<std::size_t>(t)].outcome.name(), "done");
+    EXPECT_EQ(live[static_cast<std::size_t>(t)].text, expected_text(t));
+  }
+  // Waves are released in order: no task of a wave starts before the last
+  // task of the wave before it.
+  for (std::size_t i = 8; i < 20; ++i) {
+    const std::size_t wave = i / 8;
+    for (std::size_t j = (wave - 1) * 8; j < wave * 8; ++j) EXPECT_GE(live[i].started, live[j].started);
+  }
+}
+
+// ---- Against a stub: what the mock server never does -----------------------
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+// Answers `count` requests, one connection each, with `reply` (raw bytes).
+class StubServer {
+ public:
+  StubServer(std::string reply, int count)
+      : acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}), reply_(std::move(reply)) {
+    thread_ = std::thread([this, count] {
+      for (int i = 0; i < count; ++i) {
+        asio::ip::tcp::socket socket(ioc_);
+        boost::system::error_code ec;
+        acceptor_.accept(socket, ec);
+        if (ec) return;
+        beast::flat_buffer buffer;
+        http::request<http::string_body> req;
+        http::read(socket, buffer, req, ec);
+        if (ec) continue;
+        asio::write(socket, asio::buffer(reply_), ec);
+        socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+      }
+    });
+  }
+  ~StubServer() { thread_.join(); }
+  int port() const { return acceptor_.local_endpoint().port(); }
+
+ private:
+  asio::io_context ioc_;
+  asio::ip::tcp::acceptor acceptor_;
+  std::string reply_;
+  std::thread thread_;
+};
+
+std::string chunk(const std::string& data) {
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  return size + data + "\r\n";
+}
+
+const std::string kStreamHead = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+
+TEST(LiveClient, AnAnswerForAnotherTaskIsACrashFlaggedAsAWrongText) {
+  const std::string events =
+      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+      "\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello from task 999.\"}}\n\n"
+      "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+  StubServer stub(kStreamHead + chunk(events) + "0\r\n\r\n", 1);
+  const ClientConfig config = config_for(policy_of(PolicyKind::layered), stub.port());
+  const LiveTask t = run_live(config, 3, 1).at(0);
+  EXPECT_EQ(t.outcome.outcome, Outcome::crash);
+  EXPECT_FALSE(t.outcome.kind.has_value());
+  EXPECT_FALSE(t.text_ok);
+  EXPECT_EQ(t.text, "Hello from task 999.");
+  EXPECT_EQ(t.requests, 1);
+}
+
+TEST(LiveClient, ARefusedConnectionIsAResetRetriedAsSuch) {
+  // A port that was free a moment ago: nothing listens there now.
+  int port = 0;
+  {
+    asio::io_context ioc;
+    asio::ip::tcp::acceptor a(ioc, {asio::ip::make_address("127.0.0.1"), 0});
+    port = a.local_endpoint().port();
+  }
+  const LiveTask simple = run_live(config_for(policy_of(PolicyKind::simple, 0, 1), port), 0, 1).at(0);
+  EXPECT_EQ(simple.outcome.name(), "env_error:reset");
+  EXPECT_EQ(simple.requests, 2);
+  const LiveTask naive = run_live(config_for(policy_of(PolicyKind::naive), port), 0, 1).at(0);
+  EXPECT_EQ(naive.outcome.name(), "crash:reset");
+  EXPECT_EQ(naive.requests, 9);
+}
+
+TEST(LiveClient, AStreamThatBreaksOffInsideTheChunkedBodyIsACut) {
+  // Two events, then the connection closes without the terminating chunk.
+  const std::string reply = kStreamHead + chunk("event: ping\ndata: {\"type\":\"ping\"}\n\n") +
+                            chunk("event: ping\ndata: {\"type\":\"ping\"}\n\n");
+  StubServer stub(reply, 3);
+  const LiveTask t = run_live(config_for(policy_of(PolicyKind::layered, 2, 2), stub.port()), 0, 1).at(0);
+  EXPECT_EQ(t.outcome.name(), "env_error:cut");
+  EXPECT_EQ(t.requests, 3);
+  EXPECT_EQ(t.seen, (std::vector<std::optional<FaultKind>>(3, FaultKind::cut)));
+}
+
+}  // namespace
+}  // namespace relsim
