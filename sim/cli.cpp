@@ -39,7 +39,7 @@ Policy ModelArgs::policy() const {
 }
 
 FaultWeights ModelArgs::fault_weights() const {
-  return kinds.empty() ? FaultWeights::in_stream_uniform() : parse_fault_weights(kinds);
+  return kinds_option && kinds_option->count() ? parse_fault_weights(kinds) : FaultWeights::in_stream_uniform();
 }
 
 void add_policy_options(CLI::App& cmd, ModelArgs& a) {
@@ -47,7 +47,7 @@ void add_policy_options(CLI::App& cmd, ModelArgs& a) {
   cmd.add_option("--s", a.s, fmt::format("HTTP-layer (SDK) retries, in [0, {}]; not used by simple", kMaxHttpRetries))
       ->capture_default_str();
   cmd.add_option("--B", a.B, "budgeted: cap on requests per call, >= 1");
-  cmd.add_option("--kinds", a.kinds,
+  a.kinds_option = cmd.add_option("--kinds", a.kinds,
                  "fault-kind weights of bad requests, e.g. cut=1,stall=1,slow_headers=2; "
                  "default uniform over cut,no_stop,malformed,overloaded,stall");
 }
@@ -108,7 +108,8 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "relsim 0.1.0");
   const std::vector<cli::Runner> runners = {cli::add_exact(app), cli::add_check(app), cli::add_plan(app),
-                                            cli::add_oracle(app), cli::add_simulate(app), cli::add_serve(app)};
+                                            cli::add_oracle(app), cli::add_simulate(app), cli::add_sweep(app),
+                                            cli::add_demo(app), cli::add_serve(app)};
   try {
     app.parse(argc, argv);
     // Subcommands are listed in the order they were added, as are runners.

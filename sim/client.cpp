@@ -55,7 +55,8 @@ class StartGate {
   explicit StartGate(std::size_t expected) : expected_(expected) {}
 
   asio::awaitable<void> arrive_and_wait() {
-    asio::steady_timer timer(co_await asio::this_coro::executor, Clock::time_point::max());
+    const asio::any_io_executor executor = co_await asio::this_coro::executor;
+    asio::steady_timer timer(executor, Clock::time_point::max());
     {
       std::lock_guard lock(mutex_);
       if (waiting_.size() + 1 < expected_) {
@@ -80,7 +81,9 @@ class StartGate {
 
 // One response in flight.
 struct Exchange {
-  explicit Exchange(const asio::any_io_executor& ex) : stream(ex) { parser.body_limit(std::numeric_limits<std::uint64_t>::max()); }
+  explicit Exchange(const asio::any_io_executor& ex) : stream(ex) {
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // a stream is as long as it is
+  }
   beast::tcp_stream stream;
   beast::flat_buffer buffer;
   http::response_parser<http::buffer_body> parser;
@@ -171,7 +174,8 @@ asio::awaitable<void> TaskClient::pause(double seconds, FaultKind last) {
   if (call_deadline_ && *call_deadline_ < until)
     throw CallTimeoutError(last, fmt::format("the call deadline ({} s) comes before the next retry; last fault: {}",
                                              cfg_.timing.call_timeout, to_string(last)));
-  asio::steady_timer timer(co_await asio::this_coro::executor, std::min(until, task_deadline_));
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  asio::steady_timer timer(executor, std::min(until, task_deadline_));
   error_code ec;
   co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   if (until > task_deadline_)

@@ -22,6 +22,10 @@ void validate(const ClientConfig& c) {
     throw InputError(fmt::format("threads = {} is out of range: it must be in [1, {}]", c.threads, kMaxClientThreads));
 }
 
+// After anthropic-sdk-python's _base_client.py (`_should_retry`,
+// `_calculate_retry_timeout`). The SDKs differ at the edges of the
+// retry-after window (Python 0 < x <= 60, TypeScript 0 <= x < 60); this
+// client takes it open at both ends, so neither edge value is trusted.
 bool should_retry_status(int status, const std::optional<std::string>& x_should_retry) {
   if (x_should_retry == "true") return true;
   if (x_should_retry == "false") return false;

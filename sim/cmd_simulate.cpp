@@ -30,8 +30,6 @@ struct SimulateArgs {
   std::string seed = "20261001";
   int lanes = SimConfig{}.lanes;
   int threads = 0;
-  std::string kinds;
-  CLI::Option* kinds_option = nullptr;
   std::string interval = "wilson";
   double confidence = 0.95;
   bool json = false;
@@ -46,6 +44,28 @@ std::uint64_t parse_seed(const std::string& text) {
   return value;
 }
 
+// Outcome class -> count. The simple policy's kernel counts successes and
+// env_errors only, so its classes carry no kind.
+Json outcomes_json(const SimResult& sim) {
+  Json out = Json::object();
+  if (!sim.outcomes_by_class) {
+    out["done"] = sim.successes;
+    out["env_error"] = sim.env_errors();
+    return out;
+  }
+  for (int o = 0; o < kOutcomeClasses; ++o)
+    if (sim.outcomes[static_cast<std::size_t>(o)] > 0 || o == 0)
+      out[outcome_class(o).name()] = sim.outcomes[static_cast<std::size_t>(o)];
+  return out;
+}
+
+std::int64_t wrong_count(const SimResult& sim) {
+  std::int64_t wrong = 0;
+  for (int o = 0; o < kOutcomeClasses; ++o)
+    if (is_wrong(outcome_class(o).outcome)) wrong += sim.outcomes[static_cast<std::size_t>(o)];
+  return wrong;
+}
+
 std::string percent(double x) { return fmt::format("{:.3g}%", 100.0 * x); }
 
 int run_simulate(const SimulateArgs& a) {
@@ -56,7 +76,7 @@ int run_simulate(const SimulateArgs& a) {
   config.seed = parse_seed(a.seed);
   config.lanes = a.lanes;
   config.threads = a.threads;
-  if (a.kinds_option->count()) config.kinds = parse_fault_weights(a.kinds);
+  config.kinds = a.model.fault_weights();
   const IntervalKind interval = parse_interval_kind(a.interval);
   if (!(a.confidence > 0.0 && a.confidence < 1.0))
     throw InputError(fmt::format("confidence = {} is out of range: it must be in (0, 1)", a.confidence));
@@ -81,6 +101,7 @@ int run_simulate(const SimulateArgs& a) {
 
   ExactOptions exact_options;
   exact_options.distribution = false;
+  exact_options.kinds = config.kinds;
   const double exact = exact_matrix(model, policy, exact_options).success;
   // Tasks of a continuous lane are correlated; the interval then widens by
   // the design effect estimated from the run (1 for the fresh scope).
@@ -101,6 +122,9 @@ int run_simulate(const SimulateArgs& a) {
     j["g"] = model.g;
     j["chain"] = std::string(to_string(model.chain));
     j["lanes"] = config.lanes;
+    j["policy"] = std::string(to_string(policy.kind));
+    if (policy.kind != PolicyKind::simple) j["s"] = policy.s;
+    if (policy.kind == PolicyKind::budgeted) j["B"] = policy.B;
     j["seed"] = config.seed;
     j["tasks"] = sim.tasks;
     j["successes"] = sim.successes;
@@ -114,6 +138,8 @@ int run_simulate(const SimulateArgs& a) {
     j["exact"] = exact;
     j["covered"] = covered;
     j["requests"] = sim.requests;
+    j["outcomes"] = outcomes_json(sim);
+    j["wrong"] = wrong_count(sim);
     j["bad_requests"] = sim.bad_requests();
     j["kinds"] = to_string(config.kinds);
     Json faults = Json::object();
@@ -139,7 +165,11 @@ int run_simulate(const SimulateArgs& a) {
   row("silent steps", fmt::format("b = {}, g = {}", model.b, model.g));
   row("chain scope", model.chain == ChainScope::fresh ? std::string("fresh")
                                                       : fmt::format("continuous, {} lanes", config.lanes));
-  row("policy", fmt::format("simple, n = {} calls, r = {} retries", policy.n, policy.r));
+  row("policy", policy.kind == PolicyKind::simple
+                    ? fmt::format("simple, n = {} calls, r = {} retries", policy.n, policy.r)
+                    : fmt::format("{}, n = {} calls, s = {} HTTP retries, r = {} stream retries{}",
+                                  to_string(policy.kind), policy.n, policy.s, policy.r,
+                                  policy.kind == PolicyKind::budgeted ? fmt::format(", B = {}", policy.B) : ""));
   row("seed", fmt::format("{}", config.seed));
   row("successes", fmt::format("{}/{} = {:.6g}", sim.successes, sim.tasks, rate));
   row(fmt::format("{:g}% {} interval", 100.0 * a.confidence, to_string(interval)),
@@ -148,6 +178,10 @@ int run_simulate(const SimulateArgs& a) {
     row("design effect", fmt::format("{:.4g} (lane correlation {:.4g}; the interval uses tasks / {:.4g})",
                                      design_effect, sim.lag_correlation(), std::max(1.0, design_effect)));
   row("exact P(success)", fmt::format("{:.12g}", exact));
+  const Json outcomes = outcomes_json(sim);
+  for (const auto& [name, count] : outcomes.items())
+    if (name != "done") row(fmt::format("  {}", name), fmt::format("{}", count.get<std::int64_t>()));
+  if (sim.outcomes_by_class) row("wrong outcomes", fmt::format("{} (crash, hang, partial_done)", wrong_count(sim)));
   row("interval covers exact", covered ? "yes" : "no");
   row("requests sent", fmt::format("{} ({:.6g} per task)", sim.requests, requests / static_cast<double>(sim.tasks)));
   row("faults injected", fmt::format("{} ({} of requests)", sim.bad_requests(), percent(share(sim.bad_requests()))));
@@ -165,8 +199,9 @@ int run_simulate(const SimulateArgs& a) {
 
 Runner add_simulate(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
-  auto* cmd = app.add_subcommand("simulate", "seeded Monte Carlo of the simple policy, with a confidence interval");
+  auto* cmd = app.add_subcommand("simulate", "seeded Monte Carlo of any policy, with a confidence interval");
   add_model_options(*cmd, args->model);
+  add_policy_options(*cmd, args->model);
   cmd->add_option("--tasks", args->tasks, fmt::format("tasks to simulate, in [1, {}]", kMaxTasks))
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Philox key, an integer in [0, 2^64 - 1]")->capture_default_str();
@@ -176,8 +211,6 @@ Runner add_simulate(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default); never changes the output")
       ->capture_default_str();
-  args->kinds_option = cmd->add_option(
-      "--kinds", args->kinds, "fault kind weights, e.g. cut=1,stall=3 (default: uniform over the in-stream kinds)");
   cmd->add_option("--interval", args->interval, "wilson, clopper-pearson or jeffreys")->capture_default_str();
   cmd->add_option("--confidence", args->confidence, "confidence level of the interval, in (0, 1)")
       ->capture_default_str();

@@ -35,6 +35,7 @@ struct ModelArgs {
   std::string kinds;  // empty: uniform over the in-stream kinds
   CLI::Option* q_option = nullptr;
   CLI::Option* p_option = nullptr;
+  CLI::Option* kinds_option = nullptr;
 
   Model model() const;    // validated; q defaults to p
   Policy policy() const;  // validated
@@ -54,6 +55,8 @@ void write_file_atomically(const std::string& path, const std::string& text);
 Runner add_exact(CLI::App& app);
 Runner add_check(CLI::App& app);
 Runner add_plan(CLI::App& app);
+Runner add_sweep(CLI::App& app);
+Runner add_demo(CLI::App& app);
 Runner add_oracle(CLI::App& app);
 Runner add_simulate(CLI::App& app);
 Runner add_serve(CLI::App& app);

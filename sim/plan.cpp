@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "relsim/error.hpp"
-#include "relsim/rng.hpp"
+#include "policy_walk.hpp"
 
 namespace relsim {
 
@@ -22,34 +22,17 @@ std::string plan_name(const PlannedRequest& r) { return r ? std::string(to_strin
 
 namespace {
 
-// One task of any policy over its draws (the scheme of docs/methods.md):
-// each call takes one uniform for its run of bad requests, each bad request
-// one kind word; the policy's rules decide how many of them it sends.
 struct DrawnTask {
   TaskPlan plan;
   bool ended_done = false;
 };
 
+// Every drawn request of each call the task reaches under the policy.
 DrawnTask draw_task(const DrawScheme& s, const Policy& policy, std::uint64_t seed, std::int64_t task, Entry entry) {
   DrawnTask out;
   out.plan.task = task;
-  TaskRunner runner(policy);
-  const int most = s.r + 1;
-  std::uint64_t bad = 0;
-  for (std::int64_t c = 0; c < policy.n && !runner.ended(); ++c) {
-    const int a = s.bad_run(entry, rng::call_uniform(seed, static_cast<std::uint64_t>(task), static_cast<std::uint64_t>(c)));
-    for (int j = 0; j < a; ++j) {
-      const FaultKind kind = s.kind(rng::kind_word(seed, static_cast<std::uint64_t>(task), bad++));
-      out.plan.requests.push_back(kind);
-      if (!runner.ended()) runner.feed(kind);
-    }
-    if (a < most) {
-      out.plan.requests.push_back(std::nullopt);
-      if (!runner.ended()) runner.feed(std::nullopt);
-    }
-    RELSIM_ASSERT(runner.ended() || runner.call() == c + 1);
-    entry = Entry::after_good;
-  }
+  const TaskRunner runner = detail::walk_policy_task(
+      s, policy, seed, task, entry, [&](const PlannedRequest& r, bool) { out.plan.requests.push_back(r); });
   RELSIM_ASSERT(runner.ended());
   out.ended_done = runner.outcome().outcome == Outcome::done;
   return out;

@@ -322,6 +322,10 @@ struct Server::Impl {
     conns.emplace(id, c);
     return true;
   }
+  std::size_t connection_count() const {
+    std::lock_guard lock(mu);
+    return conns.size();
+  }
   void remove_connection(std::uint64_t id) {
     std::lock_guard lock(mu);
     conns.erase(id);
@@ -373,7 +377,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   net::awaitable<Outcome> serve(std::int64_t task, const Popped& p, std::size_t body_bytes, bool keep);
   net::awaitable<Outcome> stream(std::int64_t task, const Popped& p, const ScriptEntry& as, std::size_t body_bytes,
                                  bool keep);
-  net::awaitable<HoldEnd> hold(std::int64_t task, std::uint64_t epoch, const std::string& gate);
+  net::awaitable<HoldEnd> hold(std::int64_t task, std::uint64_t epoch, std::string gate);
   net::awaitable<bool> write(std::string_view bytes);
   net::awaitable<bool> paced_write(std::string_view bytes, const ScriptEntry& e);
   net::awaitable<bool> delay(Clock::duration d);
@@ -596,7 +600,7 @@ net::awaitable<void> Connection::stop_watch() {
   watch_stopping_ = false;
 }
 
-net::awaitable<HoldEnd> Connection::hold(std::int64_t task, std::uint64_t epoch, const std::string& gate) {
+net::awaitable<HoldEnd> Connection::hold(std::int64_t task, std::uint64_t epoch, std::string gate) {
   const std::uint64_t seq = ++hold_seq_;
   hold_released_ = false;
   const auto id = srv_.begin_hold(shared_from_this(), seq, task, epoch, gate);
@@ -734,7 +738,7 @@ net::awaitable<bool> Connection::control(Request& req, const std::vector<std::st
   const std::string method(req.method_string());
   if (parts.size() == 2 && parts[1] == "health") {
     if (m != http::verb::get) co_return (co_await not_allowed(method, "GET", keep)) && keep;
-    Json reply{{"status", "ok"}, {"port", srv_.bound_port}};
+    Json reply{{"status", "ok"}, {"port", srv_.bound_port}, {"connections", srv_.connection_count()}};
     co_return (co_await send_json(200, std::move(reply), keep)) && keep;
   }
   if (parts.size() == 4 && parts[1] == "tasks") {
@@ -972,10 +976,7 @@ bool Server::wait_finished(std::int64_t task, std::size_t count, std::chrono::mi
   return impl_->changed.wait_for(lock, limit, [&] { return impl_->finished(task) >= count; });
 }
 
-std::size_t Server::connections() const {
-  std::lock_guard lock(impl_->mu);
-  return impl_->conns.size();
-}
+std::size_t Server::connections() const { return impl_->connection_count(); }
 
 void Server::stop() { impl_->stop(); }
 

@@ -15,6 +15,7 @@
 #include "relsim/error.hpp"
 #include "relsim/exact.hpp"
 #include "relsim/rng.hpp"
+#include "policy_walk.hpp"
 
 namespace relsim {
 namespace {
@@ -456,11 +457,6 @@ bool has_avx512() {
 #pragma GCC diagnostic pop
 #endif
 
-void require_simple(const Policy& policy) {
-  if (policy.kind != PolicyKind::simple)
-    throw InputError(fmt::format("policy = {} is not simulated: simulate runs the simple policy",
-                                 to_string(policy.kind)));
-}
 
 int thread_count(int threads) { return threads > 0 ? threads : omp_get_max_threads(); }
 
@@ -507,7 +503,11 @@ DrawScheme DrawScheme::make(const Model& model, const Policy& policy, const Faul
   validate(policy);
   const Chain chain = gilbert_chain(model);  // validates the model
   DrawScheme s;
-  s.r = policy.r;
+  // Thresholds for as many requests as one call of this policy can send;
+  // t_j does not depend on that number, so a plan drawn for a larger one
+  // agrees with the simple policy's draws request for request.
+  const int width = policy.max_requests_per_call();
+  s.r = width - 1;
   const double stay_bad = chain.retry(1, 1);
   std::array<double, kEntries> first_bad{};
   first_bad[static_cast<int>(Entry::task_start)] = chain.initial(1);
@@ -515,8 +515,7 @@ DrawScheme DrawScheme::make(const Model& model, const Policy& policy, const Faul
   first_bad[static_cast<int>(Entry::after_bad)] = chain.gap(1, 1);
   // continuous_start walks all n calls; the fresh scope never enters a lane.
   first_bad[static_cast<int>(Entry::lane_start)] =
-      model.chain == ChainScope::continuous ? continuous_start(chain, policy)(1) : chain.initial(1);
-  const int width = policy.r + 1;
+      model.chain == ChainScope::continuous ? continuous_start(chain, policy, kinds)(1) : chain.initial(1);
   s.threshold.resize(static_cast<std::size_t>(kEntries * width));
   for (int e = 0; e < kEntries; ++e) {
     double t = first_bad[static_cast<std::size_t>(e)];
@@ -552,9 +551,13 @@ DrawScheme DrawScheme::make(const Model& model, const Policy& policy, const Faul
 SimResult simulate(const Model& model, const Policy& policy, const SimConfig& config) {
   validate(model);
   validate(policy);
-  require_simple(policy);
   validate(config);
   const DrawScheme scheme = DrawScheme::make(model, policy, config.kinds);
+  // The kernels below know the simple policy's rule only: every bad request
+  // is an attempt. A 400 ends a task as harness_error under every policy, so
+  // with http_400 in the mix the general walk runs instead.
+  if (policy.kind != PolicyKind::simple || config.kinds.weight[static_cast<std::size_t>(FaultKind::http_400)] > 0.0)
+    return detail::simulate_policy(model, policy, config, scheme);
   const std::int64_t n = policy.n;
   const bool keep_histogram = policy.max_requests() <= kMaxHistogramRequests;
   const std::size_t bins = keep_histogram ? static_cast<std::size_t>(policy.max_requests() + 1) : 0;
@@ -635,7 +638,6 @@ SimResult simulate(const Model& model, const Policy& policy, const SimConfig& co
 TaskTrace trace_task(const Model& model, const Policy& policy, const SimConfig& config, std::int64_t task) {
   validate(model);
   validate(policy);
-  require_simple(policy);
   validate(config);
   if (task < 0 || task >= config.tasks)
     throw InputError(fmt::format("task = {} is out of range: task must be in [0, {}]", task, config.tasks - 1));
@@ -647,20 +649,27 @@ TaskTrace trace_task(const Model& model, const Policy& policy, const SimConfig& 
     const std::int64_t lanes = config.lanes;
     Entry entry = Entry::lane_start;
     for (std::int64_t t = task % lanes; t < task; t += lanes) {
-      ScalarSource src{config.seed, static_cast<std::uint64_t>(t)};
-      const TaskEnd end = walk_task(s, policy.n, entry, src, [](std::int64_t, int, FaultKind) {},
-                                    [](std::int64_t, int) {});
-      entry = end.outcome == Outcome::done ? Entry::after_good : Entry::after_bad;
+      const TaskRunner run = detail::walk_policy_task(s, policy, config.seed, t, entry, [](const auto&, bool) {});
+      entry = run.outcome().outcome == Outcome::done ? Entry::after_good : Entry::after_bad;
     }
     trace.entry = entry;
   }
-  ScalarSource src{config.seed, static_cast<std::uint64_t>(task)};
-  const TaskEnd end = walk_task(
-      s, policy.n, trace.entry, src,
-      [&](std::int64_t call, int attempt, FaultKind kind) { trace.requests.push_back({call, attempt, true, kind}); },
-      [&](std::int64_t call, int attempt) { trace.requests.push_back({call, attempt, false, FaultKind::cut}); });
-  trace.outcome = end.outcome;
-  RELSIM_ASSERT(static_cast<std::int64_t>(trace.requests.size()) == end.requests);
+  // The general walk (every policy's rules), recording the requests sent.
+  std::int64_t call = 0;
+  int attempt = 0;
+  const TaskRunner run = detail::walk_policy_task(
+      s, policy, config.seed, task, trace.entry, [&](const std::optional<FaultKind>& r, bool sent) {
+        if (!sent) return;
+        trace.requests.push_back({call, attempt, r.has_value(), r.value_or(FaultKind::cut)});
+        if (r) {
+          ++attempt;
+        } else {
+          ++call;
+          attempt = 0;
+        }
+      });
+  trace.outcome = run.outcome().outcome;
+  RELSIM_ASSERT(static_cast<std::int64_t>(trace.requests.size()) == run.requests());
   return trace;
 }
 

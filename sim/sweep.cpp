@@ -88,8 +88,10 @@ SweepOutcome run_sweep(const SweepGrid& grid, const SweepConfig& config,
                   sc.lanes = config.lanes;
                   sc.threads = config.threads;
                   const SimResult sim = simulate(model, policy, sc);
-                  const Interval ci =
-                      binomial_interval(config.interval, sim.successes, sim.tasks, config.confidence);
+                  // Tasks of one lane are correlated in the continuous scope;
+                  // design_effect() is 1 for the fresh scope.
+                  const Interval ci = effective_interval(config.interval, sim.successes, sim.tasks,
+                                                         config.confidence, sim.design_effect());
                   row += fmt::format(",{},{},{:.17g},{:.17g},{:.17g},{},{}", sim.tasks, sim.successes,
                                      static_cast<double>(sim.successes) / static_cast<double>(sim.tasks), ci.low,
                                      ci.high, ci.covers(ex.success) ? "true" : "false", sc.seed);

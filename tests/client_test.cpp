@@ -345,6 +345,41 @@ TEST(LiveClient, LateHeadersThenAStallEveryRoundCostLayeredNineAndBudgetedFour) 
   EXPECT_EQ(budgeted.requests, 4);
 }
 
+TEST(LiveClient, ACallDeadlineEndsTheCallAsAnEnvErrorOfWhatItWaitedOn) {
+  // The call's time budget (0.1 s) runs out before the idle or header
+  // timeout (0.25 s) could: no retry follows, under layered and budgeted;
+  // naive has no call deadline and hangs.
+  for (const PolicyKind kind : {PolicyKind::layered, PolicyKind::budgeted}) {
+    Server server;
+    server.set_script(0, repeat({"stall"}, 12));
+    server.set_script(1, repeat({"slow_headers"}, 12));
+    ClientConfig config = config_for(policy_of(kind), server.port());
+    config.timing.call_timeout = 0.1;
+    const auto live = run_live(config, 0, 2);
+    EXPECT_EQ(live[0].outcome.name(), "env_error:stall") << to_string(kind);
+    EXPECT_EQ(live[0].requests, 1);
+    EXPECT_EQ(live[1].outcome.name(), "env_error:slow_headers") << to_string(kind);
+    EXPECT_EQ(live[1].requests, 1);
+  }
+  Server server;
+  server.set_script(0, repeat({"stall"}, 12));
+  ClientConfig config = config_for(policy_of(PolicyKind::naive), server.port());
+  config.timing.call_timeout = 0.1;
+  config.timing.task_timeout = 0.5;
+  EXPECT_EQ(run_live(config, 0, 1).at(0).outcome.name(), "hang");
+}
+
+TEST(LiveClient, AnExhaustedScriptIsAHarnessError) {
+  // The server answers 404 once a task's script runs out: a bug of the
+  // harness (its plan was too short), never retried.
+  TaskLog log;
+  const LiveTask t = run_one(policy_of(PolicyKind::layered), script_of({"cut"}), 60.0, &log);
+  EXPECT_EQ(t.outcome.name(), "harness_error");
+  EXPECT_EQ(t.requests, 2);
+  ASSERT_EQ(log.requests.size(), 2u);
+  EXPECT_EQ(log.requests[1].status, 404);
+}
+
 // Random scripts: each request bad with probability 0.4, its kind uniform
 // over the eleven environment faults; drawn from Philox (a stream no engine
 // uses) so the test is the same on every run.
@@ -392,6 +427,7 @@ TEST(LiveClient, ReleasesEveryTaskOfAWaveAndKeepsTaskOrder) {
   Server server;
   ClientConfig config = config_for(policy_of(PolicyKind::layered), server.port());
   config.concurrency = 8;
+  config.threads = 2;  // the gate opens across threads
   for (std::int64_t t = 0; t < 20; ++t) server.set_script(t, script_of({"ok"}));
   const auto live = run_live(config, 0, 20);
   ASSERT_EQ(live.size(), 20u);

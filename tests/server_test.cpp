@@ -292,6 +292,34 @@ TEST(ServerStream, OkIsEightEventsInOrderNamingTheTaskAndKeepsTheConnection) {
   expect_healthy_stream(roundtrip(c, message(7)), 7, 1);  // same connection: keep-alive
 }
 
+TEST(ServerStream, OkIsExactlyTheseBytes) {
+  Server server(config_with());
+  server.set_script(7, script_of({"ok"}));
+  Client c(server.port());
+  c.send(message(7));
+  while (c.buf.size() < 5 || c.buf.compare(c.buf.size() - 5, 5, "0\r\n\r\n") != 0)
+    if (!c.fill()) break;
+  const std::string want =
+      "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
+      "transfer-encoding: chunked\r\nrequest-id: req_relsim_7_0\r\nconnection: keep-alive\r\n\r\n"
+      "f4\r\nevent: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_relsim_7_0\","
+      "\"type\":\"message\",\"role\":\"assistant\",\"model\":\"relsim-mock\",\"content\":[],\"stop_reason\":null,"
+      "\"stop_sequence\":null,\"usage\":{\"input_tokens\":24,\"output_tokens\":1}}}\n\n\r\n"
+      "75\r\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+      "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\r\n"
+      "23\r\nevent: ping\ndata: {\"type\":\"ping\"}\n\n\r\n"
+      "7e\r\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+      "\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello from \"}}\n\n\r\n"
+      "7a\r\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+      "\"delta\":{\"type\":\"text_delta\",\"text\":\"task 7.\"}}\n\n\r\n"
+      "49\r\nevent: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n\r\n"
+      "89\r\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\","
+      "\"stop_sequence\":null},\"usage\":{\"output_tokens\":6}}\n\n\r\n"
+      "33\r\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n\r\n"
+      "0\r\n\r\n";
+  EXPECT_EQ(c.buf, want);
+}
+
 TEST(ServerStream, EachEventIsOneChunkInTheApiFormat) {
   Server server(config_with());
   server.set_script(3, script_of({"ok"}));

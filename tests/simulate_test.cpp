@@ -413,9 +413,9 @@ TEST(Simulate, RejectsConfigOutsideItsRange) {
   c.kinds = FaultWeights{};
   EXPECT_THROW(simulate(m, pol, c), InputError);
   c = {};
-  Policy layered = pol;
-  layered.kind = PolicyKind::layered;
-  EXPECT_THROW(simulate(m, layered, c), InputError);
+  Policy budgeted = pol;
+  budgeted.kind = PolicyKind::budgeted;  // B = 0: no cap given
+  EXPECT_THROW(simulate(m, budgeted, c), InputError);
 }
 
 // ---------------------------------------------------------------- agreement with the exact engine

@@ -36,9 +36,11 @@ struct ClientConfig {
   ClientTiming timing;
   int concurrency = 32;  // tasks in flight at once
   std::uint64_t seed = 0;  // of the backoff jitter
-  // Tasks run in waves of `concurrency`, every task of a wave released at
-  // once (a gate opened when all of them are ready); otherwise a sliding
-  // window starts a task whenever one ends.
+  // Tasks run in waves of `concurrency`: every task of a wave connects, waits
+  // at a gate, and all are released at once when the last one is ready, so
+  // their first requests leave within a few ms; a wave starts when the one
+  // before has ended. Otherwise a sliding window starts a task whenever one
+  // ends.
   bool coordinated_start = true;
   int threads = 1;  // threads running the io_context
 };

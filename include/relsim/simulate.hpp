@@ -1,5 +1,5 @@
 #pragma once
-// Seeded Monte Carlo of the simple policy (SPEC section 4). Randomness is a
+// Seeded Monte Carlo of every policy (SPEC section 4). Randomness is a
 // pure function of (seed, task index, stream, draw index) through
 // Philox4x32-10 (Salmon et al. 2011, see rng.hpp), so results are
 // byte-identical for any thread count. Totals are integers.
@@ -54,9 +54,15 @@ struct SimResult {
   std::int64_t requests = 0;                       // requests sent, all tasks
   std::int64_t calls_succeeded = 0;                // calls that got a good request (= good requests)
   std::array<std::int64_t, kFaultKinds> faults{};  // bad requests by kind
-  // Tasks by request count: done_by_requests[m], env_by_requests[m], m in 0 .. n(r+1)
-  // (left empty when n(r+1) > kMaxHistogramRequests).
+  // Tasks by request count: done_by_requests[m], env_by_requests[m], m in
+  // 0 .. policy.max_requests() (left empty above kMaxHistogramRequests).
+  // For the naive, layered and budgeted policies env_by_requests counts every
+  // task that did not finish (env_error, harness_error, crash, hang).
   std::vector<std::int64_t> done_by_requests, env_by_requests;
+  // Tasks by outcome class (index_of in policy.hpp): naive, layered and
+  // budgeted only. The simple policy's outcomes are successes and env_errors().
+  std::array<std::int64_t, kOutcomeClasses> outcomes{};
+  bool outcomes_by_class = false;
 
   // Continuous scope: consecutive pairs of tasks in a lane, by the earlier
   // task's outcome (index 0 env_error, 1 done), and how many of them were
