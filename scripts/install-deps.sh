@@ -6,7 +6,9 @@ packages=(
   cmake ninja-build g++ pkg-config
   libeigen3-dev libboost-math-dev libfmt-dev libcli11-dev librandom123-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  openmpi-bin libopenmpi-dev
   python3
+  jupyter-nbconvert python3-ipykernel python3-pandas python3-matplotlib  # notebooks/ (scripts/run_notebooks.sh)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "relsim/error.hpp"
+#include "relsim/parallel.hpp"
 
 namespace relsim {
 namespace cli {
@@ -56,8 +57,8 @@ void add_model_options(CLI::App& cmd, ModelArgs& a, bool p_required) {
   a.p_option = cmd.add_option("--p", a.p, "long-run fraction of bad requests, in [0, 1]")->required(p_required);
   a.q_option = cmd.add_option("--q", a.q,
                               "P(bad | previous bad), in [max(0, (2p-1)/p), 1]; default p (independent faults)");
-  cmd.add_option("--r", a.r, fmt::format("retries per call, in [0, {}]", kMaxRetries))->required();
-  cmd.add_option("--n", a.n, fmt::format("model calls per task, in [1, {}]", kMaxCalls))->required();
+  cmd.add_option("--r", a.r, fmt::format("retries per call, in [0, {}]", kMaxRetries))->required(p_required);
+  a.n_option = cmd.add_option("--n", a.n, fmt::format("model calls per task, in [1, {}]", kMaxCalls))->required(p_required);
   cmd.add_option("--b", a.b, "silent chain steps before a retry (backoff), >= 0")->capture_default_str();
   cmd.add_option("--g", a.g, "silent chain steps before the next call, >= 0")->capture_default_str();
   cmd.add_option("--chain", a.chain, "chain scope across tasks: fresh or continuous")->capture_default_str();
@@ -103,13 +104,25 @@ void write_file_atomically(const std::string& path, const std::string& text) {
 
 }  // namespace cli
 
-int run_cli(int argc, char** argv) {
+namespace {
+
+// One line on stderr and the exit code. Under MPI with several ranks, rank 0
+// alone prints for a failure every rank shares, and a failure on one rank
+// ends the whole job (parallel::abort_job) instead of leaving the others
+// waiting in a collective.
+int fail(const std::string& line, int code) {
+  if (!parallel::world().single()) parallel::abort_job(line, code);
+  std::cerr << line << "\n";
+  return code;
+}
+
+int dispatch(int argc, char** argv) {
   CLI::App app{"relsim: how often an agent task finishes when model requests fail in bursts"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "relsim 0.1.0");
   const std::vector<cli::Runner> runners = {cli::add_exact(app), cli::add_check(app), cli::add_plan(app),
                                             cli::add_oracle(app), cli::add_simulate(app), cli::add_sweep(app),
-                                            cli::add_demo(app), cli::add_serve(app)};
+                                            cli::add_demo(app), cli::add_live(app), cli::add_serve(app)};
   try {
     app.parse(argc, argv);
     // Subcommands are listed in the order they were added, as are runners.
@@ -119,18 +132,24 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "relsim: error: " << e.what() << "\n";
-    return cli::kExitInput;
+    return fail(fmt::format("relsim: error: {}", e.what()), cli::kExitInput);
   } catch (const InputError& e) {
-    std::cerr << "relsim: error: " << e.what() << "\n";
-    return cli::kExitInput;
+    return fail(fmt::format("relsim: error: {}", e.what()), cli::kExitInput);
   } catch (const std::exception& e) {
     // A bug of relsim's (a failed RELSIM_ASSERT) or the system's (out of
     // memory): still one line and a non-zero exit, never a core dump.
-    std::cerr << "relsim: internal error: " << e.what() << "\n";
-    return cli::kExitInternal;
+    return fail(fmt::format("relsim: internal error: {}", e.what()), cli::kExitInternal);
   }
   return cli::kExitInput;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  // MPI runs from here to the return (finalised by the destructor), so every
+  // command sees the same world.
+  const parallel::Session mpi(argc, argv);
+  return dispatch(argc, argv);
 }
 
 }  // namespace relsim

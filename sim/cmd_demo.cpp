@@ -7,6 +7,8 @@
 #include "commands.hpp"
 #include "relsim/error.hpp"
 #include "relsim/exact.hpp"
+#include "relsim/live.hpp"
+#include "relsim/plan.hpp"
 #include "relsim/report.hpp"
 #include "relsim/simulate.hpp"
 #include "relsim/stats.hpp"
@@ -19,6 +21,8 @@ struct DemoArgs {
   std::uint64_t seed = 20261001;
   int threads = 0;
   bool json = false;
+  bool live = true;
+  int concurrency = LiveOptions{}.concurrency;
 };
 
 struct DemoRow {
@@ -27,6 +31,8 @@ struct DemoRow {
   ExactResult exact;
   SimResult sim;
   Interval ci;
+  std::optional<LiveCheck> live;
+  Interval live_ci;
 };
 
 int run_demo(const DemoArgs& a) {
@@ -47,6 +53,15 @@ int run_demo(const DemoArgs& a) {
     sc.threads = a.threads;
     row.sim = simulate(row.model, policy, sc);
     row.ci = binomial_interval(IntervalKind::wilson, row.sim.successes, row.sim.tasks, 0.95);
+    if (a.live) {
+      // The same tasks for real: the plan holds the simulator's draws, the
+      // mock server serves them, the retrying client runs them.
+      LiveOptions options;
+      options.concurrency = a.concurrency;
+      options.jitter_seed = a.seed;
+      row.live = run_live_check(generate_plan(row.model, policy, sc), policy, live_timing(), options);
+      row.live_ci = binomial_interval(IntervalKind::wilson, row.live->successes, sc.tasks, 0.95);
+    }
     rows.push_back(std::move(row));
   }
   const FaultWeights kinds = FaultWeights::in_stream_uniform();
@@ -74,6 +89,14 @@ int run_demo(const DemoArgs& a) {
                          {"requests", row.sim.requests},
                          {"exact_mean_requests", row.exact.mean_requests},
                          {"faults", faults}};
+      if (row.live)
+        j[row.name]["live"] = Json{{"successes", row.live->successes},
+                                   {"ci_low", row.live_ci.low},
+                                   {"ci_high", row.live_ci.high},
+                                   {"requests", row.live->requests},
+                                   {"wrong", row.live->wrong},
+                                   {"mismatches", static_cast<std::int64_t>(row.live->mismatches.size())},
+                                   {"wall_seconds", row.live->wall_seconds}};
     }
     std::cout << dump_json(j) << "\n";
     return 0;
@@ -104,6 +127,20 @@ int run_demo(const DemoArgs& a) {
               << fmt::format("  | all {} ({:.1f}%)\n", total,
                              100.0 * static_cast<double>(total) / static_cast<double>(row.sim.requests));
   }
+  if (a.live) {
+    std::cout << fmt::format("\nlive: the same tasks over HTTP against the embedded mock server ({} concurrent, "
+                             "simple policy, 200 ms header and idle timeouts)\n",
+                             a.concurrency);
+    std::cout << fmt::format("{:<12} {:>13}  {:>18}  {:>8}  {:>5}  {:>17}  {:>8}\n", "model", "live done",
+                             "95% Wilson", "requests", "wrong", "oracle mismatches", "seconds");
+    for (const auto& row : rows)
+      std::cout << fmt::format("{:<12} {:>13}  [{:.4f}, {:.4f}]  {:>8}  {:>5}  {:>17}  {:>8.2f}\n", row.name,
+                               fmt::format("{}/{}", row.live->successes, a.tasks), row.live_ci.low,
+                               row.live_ci.high, row.live->requests, row.live->wrong, row.live->mismatches.size(),
+                               row.live->wall_seconds);
+  }
+  for (const auto& row : rows)
+    if (row.live && !row.live->mismatches.empty()) return kExitMiss;
   return 0;
 }
 
@@ -111,11 +148,13 @@ int run_demo(const DemoArgs& a) {
 
 Runner add_demo(CLI::App& app) {
   auto args = std::make_shared<DemoArgs>();
-  auto* cmd = app.add_subcommand("demo", "the reference experiment: exact and simulated, independent and bursty");
+  auto* cmd = app.add_subcommand("demo", "the reference experiment: exact, simulated and live, independent and bursty; exit 1 on any oracle mismatch");
   cmd->add_option("--tasks", args->tasks, "simulated tasks per model")->capture_default_str();
   cmd->add_option("--seed", args->seed, "simulation seed")->capture_default_str();
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default)")->capture_default_str();
   cmd->add_flag("--json", args->json, "print one JSON object instead of tables");
+  cmd->add_flag("!--no-live", args->live, "leave out the live run over HTTP");
+  cmd->add_option("--concurrency", args->concurrency, "live tasks in flight at once")->capture_default_str();
   return [args] { return run_demo(*args); };
 }
 

@@ -7,6 +7,7 @@
 #include "relsim/enumerate.hpp"
 #include "relsim/error.hpp"
 #include "relsim/exact.hpp"
+#include "relsim/parallel.hpp"
 #include "relsim/report.hpp"
 
 namespace relsim::cli {
@@ -21,7 +22,10 @@ struct ExactArgs {
   bool json = false;
 };
 
+// Under mpirun every rank computes the same result (the enumeration split
+// over them); rank 0 alone prints.
 void print(const Model& model, const Policy& policy, const ExactResult& r, bool json) {
+  if (!parallel::world().root()) return;
   std::cout << (json ? dump_json(exact_json(model, policy, r)) + "\n" : exact_table(model, policy, r));
 }
 
@@ -33,6 +37,7 @@ int run_exact(const ExactArgs& a) {
   if (!(a.distribution_work >= 0.0))
     throw InputError(fmt::format("distribution-work = {} is out of range: it must be >= 0", a.distribution_work));
   const EnumerateOptions eopt{a.max_length, a.threads};
+  const parallel::Share ranks = parallel::world();
   ExactOptions mopt;
   mopt.max_distribution_work = a.distribution_work;
   mopt.kinds = a.model.fault_weights();
@@ -40,7 +45,7 @@ int run_exact(const ExactArgs& a) {
     throw InputError(fmt::format("method = {} covers the simple policy only, not policy = {}: use --method matrix",
                                  a.method, to_string(policy.kind)));
   if (a.method == "enumerate") {
-    print(model, policy, exact_enumerate(model, policy, eopt), a.json);
+    print(model, policy, exact_enumerate(model, policy, eopt, ranks), a.json);
     return 0;
   }
   if (a.method == "matrix") {
@@ -48,9 +53,10 @@ int run_exact(const ExactArgs& a) {
     return 0;
   }
   // Refuse an over-long enumeration before spending time on the matrix.
-  const ExactResult e = exact_enumerate(model, policy, eopt);
+  const ExactResult e = exact_enumerate(model, policy, eopt, ranks);
   const ExactResult m = exact_matrix(model, policy, mopt);
   const double diff = max_abs_diff(m, e);
+  if (!parallel::world().root()) return 0;
   if (a.json) {
     Json j = exact_json(model, policy, m);
     j["method"] = "both";

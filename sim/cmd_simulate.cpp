@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "relsim/error.hpp"
 #include "relsim/exact.hpp"
+#include "relsim/parallel.hpp"
 #include "relsim/report.hpp"
 #include "relsim/simulate.hpp"
 #include "relsim/stats.hpp"
@@ -81,13 +82,19 @@ int run_simulate(const SimulateArgs& a) {
   if (!(a.confidence > 0.0 && a.confidence < 1.0))
     throw InputError(fmt::format("confidence = {} is out of range: it must be in (0, 1)", a.confidence));
   validate(config);
+  // Under mpirun each rank runs its share of the chunks or lanes; rank 0
+  // alone prints.
+  config.share = parallel::world();
 
-  const bool show_progress = ::isatty(STDERR_FILENO) && config.tasks >= kProgressMinTasks;
+  const bool show_progress = config.share.root() && ::isatty(STDERR_FILENO) && config.tasks >= kProgressMinTasks;
   if (show_progress) {
     using Clock = std::chrono::steady_clock;
     auto last = std::make_shared<Clock::time_point>(Clock::now());
     const std::int64_t total = config.tasks;
-    config.progress = [last, total](std::int64_t done) {
+    const std::int64_t ranks = config.share.ranks;
+    config.progress = [last, total, ranks](std::int64_t mine) {
+      // Ranks run shares of equal size: rank 0's count times the ranks.
+      const std::int64_t done = std::min(total, mine * ranks);
       const auto now = Clock::now();
       if (now - *last < std::chrono::milliseconds(500)) return;
       *last = now;
@@ -108,6 +115,7 @@ int run_simulate(const SimulateArgs& a) {
   const double design_effect = model.chain == ChainScope::continuous ? sim.design_effect() : 1.0;
   const Interval ci = effective_interval(interval, sim.successes, sim.tasks, a.confidence, design_effect);
   const bool covered = ci.covers(exact);
+  if (!config.share.root()) return 0;
   const double rate = static_cast<double>(sim.successes) / static_cast<double>(sim.tasks);
   const double requests = static_cast<double>(sim.requests);
   const auto share = [&](std::int64_t count) { return sim.requests > 0 ? static_cast<double>(count) / requests : 0.0; };

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "relsim/error.hpp"
 #include "relsim/grid.hpp"
+#include "relsim/parallel.hpp"
 #include "relsim/sweep.hpp"
 
 namespace relsim::cli {
@@ -42,12 +43,16 @@ int run_sweep_command(const SweepArgs& a) {
   config.interval = parse_interval_kind(a.interval);
   config.confidence = a.confidence;
   config.strict = a.strict;
+  // Under mpirun the points go round-robin to the ranks; rank 0 alone
+  // prints and writes.
+  config.share = parallel::world();
 
-  const bool show_progress = ::isatty(STDERR_FILENO) != 0;
+  const bool show_progress = config.share.root() && ::isatty(STDERR_FILENO) != 0;
   const auto progress = [&](std::int64_t done, std::int64_t total) {
     if (show_progress) std::cerr << fmt::format("\rsweep: {}/{} points", done, total) << (done == total ? "\n" : "");
   };
   const SweepOutcome result = run_sweep(grid, config, progress);
+  if (!config.share.root()) return 0;
   if (result.skipped > 0)
     std::cerr << fmt::format("sweep: skipped {} invalid grid point(s), the first because {}\n", result.skipped,
                              result.first_skip);

@@ -36,6 +36,7 @@ struct ModelArgs {
   CLI::Option* q_option = nullptr;
   CLI::Option* p_option = nullptr;
   CLI::Option* kinds_option = nullptr;
+  CLI::Option* n_option = nullptr;
 
   Model model() const;    // validated; q defaults to p
   Policy policy() const;  // validated
@@ -57,6 +58,7 @@ Runner add_check(CLI::App& app);
 Runner add_plan(CLI::App& app);
 Runner add_sweep(CLI::App& app);
 Runner add_demo(CLI::App& app);
+Runner add_live(CLI::App& app);
 Runner add_oracle(CLI::App& app);
 Runner add_simulate(CLI::App& app);
 Runner add_serve(CLI::App& app);

@@ -186,7 +186,8 @@ TailPlan make_plan(const std::vector<double>& tail, int k, std::size_t tail_size
 // state at depth_tail and the bits (see TailPlan). Each block sums into its
 // own row of bins, and the rows are added in block order, so the bits do not
 // depend on which thread ran which block.
-Histogram enumerate_from(const Chain& chain, const Eigen::RowVectorXd& start, const Layout& lay, int threads) {
+Histogram enumerate_from(const Chain& chain, const Eigen::RowVectorXd& start, const Layout& lay, int threads,
+                         const parallel::Share& share) {
   const int L = lay.length;
   const int k = static_cast<int>(chain.states());
   const int tail_bits = std::min(L, 12);
@@ -264,13 +265,18 @@ Histogram enumerate_from(const Chain& chain, const Eigen::RowVectorXd& start, co
   const TailPlan ended = make_plan(tail, k, tail_size, bin_of, nb, sparse);
 
   const std::size_t blocks = std::size_t{1} << top_bits;
-  std::vector<double> block_mass(blocks * static_cast<std::size_t>(nb), 0.0);
-  std::vector<char> block_hit(blocks * static_cast<std::size_t>(nb), 0);
+  // This rank's blocks [first_block, last_block); the rows hold only those.
+  const auto [first_block, last_block] = share.range(static_cast<std::int64_t>(blocks));
+  const auto own = static_cast<std::size_t>(last_block - first_block);
+  std::vector<double> block_mass(own * static_cast<std::size_t>(nb), 0.0);
+  std::vector<char> block_hit(own * static_cast<std::size_t>(nb), 0);
 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : omp_get_max_threads())
-  for (std::size_t block = 0; block < blocks; ++block) {
-    double* mass = block_mass.data() + block * static_cast<std::size_t>(nb);
-    char* hit = block_hit.data() + block * static_cast<std::size_t>(nb);
+  for (std::size_t block = static_cast<std::size_t>(first_block); block < static_cast<std::size_t>(last_block);
+       ++block) {
+    const std::size_t row = block - static_cast<std::size_t>(first_block);
+    double* mass = block_mass.data() + row * static_cast<std::size_t>(nb);
+    char* hit = block_hit.data() + row * static_cast<std::size_t>(nb);
     // alpha at each depth from 0 to depth_tail, k entries each.
     std::vector<double> alpha(static_cast<std::size_t>((L + 1) * k));
     std::vector<int> state(static_cast<std::size_t>(L + 1));
@@ -313,6 +319,38 @@ Histogram enumerate_from(const Chain& chain, const Eigen::RowVectorXd& start, co
   }
 
   Histogram h{std::vector<double>(static_cast<std::size_t>(nb)), std::vector<char>(static_cast<std::size_t>(nb), 0)};
+  if (!share.single()) {
+    // Each block's row of masses then of hits (0 or 1) to rank 0, all rows in
+    // block order; rank 0 reduces them exactly as below and sends the
+    // histogram back.
+    const auto unb = static_cast<std::size_t>(nb);
+    std::vector<double> rows(own * 2 * unb);
+    for (std::size_t i = 0; i < own; ++i)
+      for (std::size_t b = 0; b < unb; ++b) {
+        rows[i * 2 * unb + b] = block_mass[i * unb + b];
+        rows[i * 2 * unb + unb + b] = block_hit[i * unb + b] ? 1.0 : 0.0;
+      }
+    const std::vector<double> all =
+        parallel::gather_rows(rows, static_cast<std::int64_t>(blocks), 2 * static_cast<std::int64_t>(nb), share);
+    std::vector<double> reduced(2 * unb, 0.0);
+    if (share.root())
+      for (std::size_t b = 0; b < unb; ++b) {
+        CompensatedSum sum;
+        bool hit = false;
+        for (std::size_t block = 0; block < blocks; ++block) {
+          sum.add(all[block * 2 * unb + b]);
+          hit = hit || all[block * 2 * unb + unb + b] != 0.0;
+        }
+        reduced[b] = sum.value();
+        reduced[unb + b] = hit ? 1.0 : 0.0;
+      }
+    parallel::broadcast(reduced, share);
+    for (std::size_t b = 0; b < unb; ++b) {
+      h.mass[b] = reduced[b];
+      h.hit[b] = reduced[unb + b] != 0.0;
+    }
+    return h;
+  }
   for (int b = 0; b < nb; ++b) {
     CompensatedSum sum;
     for (std::size_t block = 0; block < blocks; ++block) {
@@ -401,11 +439,12 @@ Histogram by_scope(const Model& model, const Chain& chain, One one) {
 
 }  // namespace
 
-ExactResult exact_enumerate(const Model& model, const Policy& policy, const EnumerateOptions& options) {
+ExactResult exact_enumerate(const Model& model, const Policy& policy, const EnumerateOptions& options,
+                            const parallel::Share& share) {
   const Layout lay = checked_layout(model, policy, options);
   const Chain chain = gilbert_chain(model);
   const Histogram h = by_scope(model, chain, [&](const Eigen::RowVectorXd& start) {
-    return enumerate_from(chain, start, lay, options.threads);
+    return enumerate_from(chain, start, lay, options.threads, share);
   });
   return to_result(h, lay, "enumerate");
 }

@@ -548,7 +548,54 @@ DrawScheme DrawScheme::make(const Model& model, const Policy& policy, const Faul
   return s;
 }
 
+namespace {
+
+// Every integer of a result, in one fixed order, for the sum over ranks.
+std::vector<std::int64_t> pack(const SimResult& r) {
+  std::vector<std::int64_t> v = {r.tasks, r.successes, r.requests, r.calls_succeeded};
+  v.insert(v.end(), r.faults.begin(), r.faults.end());
+  v.insert(v.end(), r.outcomes.begin(), r.outcomes.end());
+  v.insert(v.end(), r.pairs_after.begin(), r.pairs_after.end());
+  v.insert(v.end(), r.done_after.begin(), r.done_after.end());
+  v.insert(v.end(), r.done_by_requests.begin(), r.done_by_requests.end());
+  v.insert(v.end(), r.env_by_requests.begin(), r.env_by_requests.end());
+  return v;
+}
+
+void unpack(const std::vector<std::int64_t>& v, SimResult& r) {
+  auto at = v.begin();
+  for (std::int64_t* x : {&r.tasks, &r.successes, &r.requests, &r.calls_succeeded}) *x = *at++;
+  const auto take = [&](auto& range) {
+    std::copy_n(at, range.size(), range.begin());
+    at += static_cast<std::ptrdiff_t>(range.size());
+  };
+  take(r.faults);
+  take(r.outcomes);
+  take(r.pairs_after);
+  take(r.done_after);
+  take(r.done_by_requests);
+  take(r.env_by_requests);
+  RELSIM_ASSERT(at == v.end());
+}
+
+SimResult simulate_share(const Model& model, const Policy& policy, const SimConfig& config);
+
+}  // namespace
+
 SimResult simulate(const Model& model, const Policy& policy, const SimConfig& config) {
+  SimResult result = simulate_share(model, policy, config);
+  if (!config.share.single()) {
+    std::vector<std::int64_t> totals = pack(result);
+    parallel::sum_all(totals, config.share);
+    unpack(totals, result);
+  }
+  RELSIM_ASSERT(result.tasks == config.tasks);
+  return result;
+}
+
+namespace {
+
+SimResult simulate_share(const Model& model, const Policy& policy, const SimConfig& config) {
   validate(model);
   validate(policy);
   validate(config);
@@ -581,6 +628,7 @@ SimResult simulate(const Model& model, const Policy& policy, const SimConfig& co
     if (avx512 && policy.r < 16) vector_scheme = std::make_unique<VectorScheme>(scheme);
 #endif
     const std::int64_t chunks = (config.tasks + kChunk - 1) / kChunk;
+    const auto [chunk_first, chunk_last] = config.share.range(chunks);
 #pragma omp parallel num_threads(thread_count(config.threads))
     {
       Tally tally(bins);
@@ -590,7 +638,7 @@ SimResult simulate(const Model& model, const Policy& policy, const SimConfig& co
       if (vector_scheme) buffers = std::make_unique<VectorBuffers>();
 #endif
 #pragma omp for schedule(dynamic, 1)
-      for (std::int64_t c = 0; c < chunks; ++c) {
+      for (std::int64_t c = chunk_first; c < chunk_last; ++c) {
         const std::int64_t first = c * kChunk;
         const int count = static_cast<int>(std::min<std::int64_t>(kChunk, config.tasks - first));
 #ifdef RELSIM_X86_DISPATCH
@@ -610,12 +658,13 @@ SimResult simulate(const Model& model, const Policy& policy, const SimConfig& co
     }
   } else {
     const std::int64_t lanes = config.lanes;
+    const auto [lane_first, lane_last] = config.share.range(lanes);
 #pragma omp parallel num_threads(thread_count(config.threads))
     {
       Tally tally(bins);
       auto blocks = std::make_unique<FirstBlocks>();
 #pragma omp for schedule(dynamic, 1)
-      for (std::int64_t lane = 0; lane < lanes; ++lane) {
+      for (std::int64_t lane = lane_first; lane < lane_last; ++lane) {
         // Tasks lane, lane + lanes, ... in order, the chain carried between them.
         const std::int64_t in_lane = lane < config.tasks ? (config.tasks - lane + lanes - 1) / lanes : 0;
         Entry entry = Entry::lane_start;
@@ -631,9 +680,10 @@ SimResult simulate(const Model& model, const Policy& policy, const SimConfig& co
       tally.merge_into(result);
     }
   }
-  RELSIM_ASSERT(result.tasks == config.tasks);
   return result;
 }
+
+}  // namespace
 
 TaskTrace trace_task(const Model& model, const Policy& policy, const SimConfig& config, std::int64_t task) {
   validate(model);

@@ -52,9 +52,13 @@ SweepOutcome run_sweep(const SweepGrid& grid, const SweepConfig& config,
   const std::int64_t total = static_cast<std::int64_t>(grid.p.size() * q_axis.size() * grid.r.size() *
                                                        grid.n.size() * grid.b.size() * grid.g.size() *
                                                        grid.chain.size());
+  struct Point {
+    Model model;
+    Policy policy;
+    long long r, n;
+  };
   SweepOutcome out;
-  out.csv = std::string(kSweepHeader) + "\n";
-  std::int64_t done = 0;
+  std::vector<Point> points;  // the valid ones, in grid order
   for (double p : grid.p)
     for (const std::optional<double>& q : q_axis)
       for (long long r : grid.r)
@@ -72,36 +76,59 @@ SweepOutcome run_sweep(const SweepGrid& grid, const SweepConfig& config,
                 } catch (const InputError& e) {
                   if (config.strict) throw InputError(fmt::format("sweep --strict: {}", e.what()));
                   if (out.skipped++ == 0) out.first_skip = e.what();
-                  if (progress) progress(++done, total);
                   continue;
                 }
-                ExactOptions eopt;
-                eopt.distribution = false;
-                const ExactResult ex = exact_matrix(model, policy, eopt);
-                std::string row = fmt::format("{},{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g}", model.p, model.q,
-                                              r, n, b, g, to_string(chain), model.p0(),
-                                              independent_success(p, policy), ex.success, ex.mean_requests);
-                if (config.tasks > 0) {
-                  SimConfig sc;
-                  sc.tasks = config.tasks;
-                  sc.seed = point_seed(config.seed, model, r, n);
-                  sc.lanes = config.lanes;
-                  sc.threads = config.threads;
-                  const SimResult sim = simulate(model, policy, sc);
-                  // Tasks of one lane are correlated in the continuous scope;
-                  // design_effect() is 1 for the fresh scope.
-                  const Interval ci = effective_interval(config.interval, sim.successes, sim.tasks,
-                                                         config.confidence, sim.design_effect());
-                  row += fmt::format(",{},{},{:.17g},{:.17g},{:.17g},{},{}", sim.tasks, sim.successes,
-                                     static_cast<double>(sim.successes) / static_cast<double>(sim.tasks), ci.low,
-                                     ci.high, ci.covers(ex.success) ? "true" : "false", sc.seed);
-                } else {
-                  row += ",,,,,,,";
-                }
-                out.csv += row + "\n";
-                ++out.rows;
-                if (progress) progress(++done, total);
+                points.push_back({model, policy, r, n});
               }
+
+  const parallel::Share& share = config.share;
+  const auto ranks = static_cast<std::size_t>(std::max(share.ranks, 1));
+  std::vector<std::string> mine;  // rows of points rank, rank + ranks, ...
+  std::int64_t done = out.skipped;
+  for (std::size_t i = static_cast<std::size_t>(share.rank); i < points.size(); i += ranks) {
+    const Point& pt = points[i];
+    const Model& model = pt.model;
+    ExactOptions eopt;
+    eopt.distribution = false;
+    const ExactResult ex = exact_matrix(model, pt.policy, eopt);
+    std::string row = fmt::format("{},{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g}", model.p, model.q, pt.r,
+                                  pt.n, model.b, model.g, to_string(model.chain), model.p0(),
+                                  independent_success(model.p, pt.policy), ex.success, ex.mean_requests);
+    if (config.tasks > 0) {
+      SimConfig sc;
+      sc.tasks = config.tasks;
+      sc.seed = point_seed(config.seed, model, pt.r, pt.n);
+      sc.lanes = config.lanes;
+      sc.threads = config.threads;
+      const SimResult sim = simulate(model, pt.policy, sc);
+      // Tasks of one lane are correlated in the continuous scope;
+      // design_effect() is 1 for the fresh scope.
+      const Interval ci =
+          effective_interval(config.interval, sim.successes, sim.tasks, config.confidence, sim.design_effect());
+      row += fmt::format(",{},{},{:.17g},{:.17g},{:.17g},{},{}", sim.tasks, sim.successes,
+                         static_cast<double>(sim.successes) / static_cast<double>(sim.tasks), ci.low, ci.high,
+                         ci.covers(ex.success) ? "true" : "false", sc.seed);
+    } else {
+      row += ",,,,,,,";
+    }
+    mine.push_back(std::move(row));
+    done = std::min<std::int64_t>(total, done + static_cast<std::int64_t>(ranks));
+    if (progress) progress(i + ranks >= points.size() ? total : done, total);
+  }
+  if (points.empty() && progress) progress(total, total);
+
+  // Rank k's j-th row is point k + j ranks.
+  const std::vector<std::string> rows = parallel::gather_strings(mine, share);
+  if (!share.root()) return out;
+  std::vector<std::size_t> next(ranks, 0), offset(ranks, 0);
+  for (std::size_t k = 1; k < ranks; ++k)
+    offset[k] = offset[k - 1] + (points.size() > k - 1 ? (points.size() - (k - 1) + ranks - 1) / ranks : 0);
+  out.csv = std::string(kSweepHeader) + "\n";
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::size_t k = i % ranks;
+    out.csv += rows.at(offset[k] + next[k]++) + "\n";
+    ++out.rows;
+  }
   return out;
 }
 

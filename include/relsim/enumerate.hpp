@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "relsim/exact.hpp"
+#include "relsim/parallel.hpp"
 
 namespace relsim {
 
@@ -17,9 +18,13 @@ struct EnumerateOptions {
 };
 
 // Throws InputError when n (r + 1) exceeds options.max_length. The result is
-// bit-identical for any number of threads.
+// bit-identical for any number of threads and ranks. MPI ranks sharing the
+// enumeration (parallel.hpp, every rank of `share` calling this alike): rank
+// k sums a contiguous range of the fixed blocks, rank 0 gathers the
+// per-block sums and adds them in block order, as one process does, and
+// every rank gets the result.
 ExactResult exact_enumerate(const Model& model, const Policy& policy,
-                            const EnumerateOptions& options = {});
+                            const EnumerateOptions& options = {}, const parallel::Share& share = {});
 
 // The straightforward enumeration the fast one is measured against: each
 // sequence's probability recomputed from scratch. For benchmarks and tests.

@@ -17,6 +17,7 @@
 
 #include "relsim/faults.hpp"
 #include "relsim/model.hpp"
+#include "relsim/parallel.hpp"
 #include "relsim/policy.hpp"
 
 namespace relsim {
@@ -43,6 +44,12 @@ struct SimConfig {
   // Called now and then from one thread with the number of tasks finished so
   // far; for a progress display only (it cannot change any result).
   std::function<void(std::int64_t)> progress;
+  // MPI ranks sharing the run (parallel.hpp): rank k runs a contiguous range
+  // of the fixed 1024-task chunks (fresh) or of the lanes (continuous), and
+  // the integer totals are summed over the ranks, so every rank returns the
+  // whole run's result, the same for any number of ranks. Progress counts
+  // this rank's tasks only.
+  parallel::Share share;
 };
 
 // Throws InputError naming the bad field and its valid range.
@@ -82,8 +89,8 @@ struct SimResult {
   std::int64_t bad_requests() const;  // sum of faults
 };
 
-// Throws InputError for an invalid model, policy or config, and for a policy
-// other than the simple one.
+// Throws InputError for an invalid model, policy or config. With
+// config.share of several ranks, every rank of it must call this alike.
 SimResult simulate(const Model& model, const Policy& policy, const SimConfig& config);
 
 // How a call is entered, which fixes the law of its first request.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "relsim/model.hpp"
+#include "relsim/parallel.hpp"
 #include "relsim/stats.hpp"
 
 namespace relsim {
@@ -27,6 +28,11 @@ struct SweepConfig {
   IntervalKind interval = IntervalKind::wilson;
   double confidence = 0.95;
   bool strict = false;  // reject the grid if any point is invalid, instead of skipping it
+  // MPI ranks sharing the sweep (parallel.hpp): every rank checks the whole
+  // grid, the valid points go round-robin to the ranks (point i to rank
+  // i mod ranks), and rank 0 gathers the rows into `csv` in grid order
+  // (other ranks' csv is empty). Each point's simulation runs on its rank.
+  parallel::Share share;
 };
 
 // The CSV column order, fixed.
@@ -46,7 +52,8 @@ struct SweepOutcome {
 std::uint64_t point_seed(std::uint64_t run_seed, const Model& model, long long r, long long n);
 
 // Points in order p, q, r, n, b, g, chain (the last varies fastest).
-// `progress(done, total)` is called after each point when given.
+// `progress(done, total)` is called after each point when given (with
+// several ranks, after each of this rank's points, done estimated).
 SweepOutcome run_sweep(const SweepGrid& grid, const SweepConfig& config,
                        const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Regenerates the golden CSVs under data/golden/ from the current build.
+# Run only when a change of output is intended, and say why in the commit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RELSIM_UPDATE_GOLDEN=1 build/tests/relsim_tests --gtest_filter='Sweep.MatchesGoldenCsv'
+git diff --stat -- data/golden
