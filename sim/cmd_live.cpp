@@ -92,9 +92,7 @@ int run_live_command(const LiveArgs& a) {
            {"seed", a.seed}};
     std::cout << dump_json(j) << "\n";
   } else if (scripted) {
-    std::cout << fmt::format("relsim live: {} {} under {} (n = {}, s = {}, r = {}{})\n", a.fault, a.times,
-                             to_string(policy.kind), policy.n, policy.s, policy.r,
-                             policy.kind == PolicyKind::budgeted ? fmt::format(", B = {}", policy.B) : "");
+    std::cout << fmt::format("relsim live: {} {} under {}\n", a.fault, a.times, describe(policy));
     std::cout << fmt::format("  {:>5}  {:<24} {:>8} {:>10}   {:<24} {:>8} {:>12}\n", "task", "live outcome",
                              "requests", "waited s", "oracle outcome", "requests", "waits <= s");
     for (std::size_t i = 0; i < check.live.size(); ++i)

@@ -68,9 +68,7 @@ int run_oracle_command(const OracleArgs& a) {
     std::cout << dump_json(j) << "\n";
     return 0;
   }
-  std::cout << fmt::format("relsim oracle: {} ({} policy, n = {}, s = {}, r = {}{})\n", a.file, to_string(policy.kind),
-                           policy.n, policy.s, policy.r,
-                           policy.kind == PolicyKind::budgeted ? fmt::format(", B = {}", policy.B) : "");
+  std::cout << fmt::format("relsim oracle: {} ({})\n", a.file, describe(policy));
   std::cout << fmt::format("  tasks {}, done {}, requests {}, wrong {}\n", tasks, res.outcomes[0], res.requests, res.wrong);
   for (int o = 1; o < kOutcomeClasses; ++o)
     if (res.outcomes[static_cast<std::size_t>(o)] > 0)

@@ -121,14 +121,7 @@ int run_simulate(const SimulateArgs& a) {
   const auto share = [&](std::int64_t count) { return sim.requests > 0 ? static_cast<double>(count) / requests : 0.0; };
 
   if (a.json) {
-    Json j;
-    j["p"] = model.p;
-    j["q"] = model.q;
-    j["r"] = policy.r;
-    j["n"] = policy.n;
-    j["b"] = model.b;
-    j["g"] = model.g;
-    j["chain"] = std::string(to_string(model.chain));
+    Json j = model_json(model, policy);
     j["lanes"] = config.lanes;
     j["policy"] = std::string(to_string(policy.kind));
     if (policy.kind != PolicyKind::simple) j["s"] = policy.s;
@@ -173,11 +166,7 @@ int run_simulate(const SimulateArgs& a) {
   row("silent steps", fmt::format("b = {}, g = {}", model.b, model.g));
   row("chain scope", model.chain == ChainScope::fresh ? std::string("fresh")
                                                       : fmt::format("continuous, {} lanes", config.lanes));
-  row("policy", policy.kind == PolicyKind::simple
-                    ? fmt::format("simple, n = {} calls, r = {} retries", policy.n, policy.r)
-                    : fmt::format("{}, n = {} calls, s = {} HTTP retries, r = {} stream retries{}",
-                                  to_string(policy.kind), policy.n, policy.s, policy.r,
-                                  policy.kind == PolicyKind::budgeted ? fmt::format(", B = {}", policy.B) : ""));
+  row("policy", describe(policy));
   row("seed", fmt::format("{}", config.seed));
   row("successes", fmt::format("{}/{} = {:.6g}", sim.successes, sim.tasks, rate));
   row(fmt::format("{:g}% {} interval", 100.0 * a.confidence, to_string(interval)),

@@ -46,6 +46,14 @@ void validate(const Policy& policy) {
                                  kMaxRequestsPerCall));
 }
 
+std::string describe(const Policy& policy) {
+  if (policy.kind == PolicyKind::simple)
+    return fmt::format("simple, n = {} calls, r = {} retries", policy.n, policy.r);
+  return fmt::format("{}, n = {} calls, s = {} HTTP retries, r = {} stream retries{}", to_string(policy.kind),
+                     policy.n, policy.s, policy.r,
+                     policy.kind == PolicyKind::budgeted ? fmt::format(", B = {} per call", policy.B) : "");
+}
+
 std::string_view to_string(Outcome outcome) {
   switch (outcome) {
     case Outcome::done: return "done";

@@ -49,7 +49,7 @@ std::string dump_json(const Json& value) {
   return out;
 }
 
-Json exact_json(const Model& model, const Policy& policy, const ExactResult& result) {
+Json model_json(const Model& model, const Policy& policy) {
   Json j;
   j["p"] = model.p;
   j["q"] = model.q;
@@ -58,6 +58,11 @@ Json exact_json(const Model& model, const Policy& policy, const ExactResult& res
   j["b"] = model.b;
   j["g"] = model.g;
   j["chain"] = std::string(to_string(model.chain));
+  return j;
+}
+
+Json exact_json(const Model& model, const Policy& policy, const ExactResult& result) {
+  Json j = model_json(model, policy);
   j["p0"] = model.p < 1.0 ? Json(model.p0()) : Json(nullptr);
   j["independent"] = independent_success(model.p, policy);
   j["success"] = result.success;
@@ -95,12 +100,7 @@ std::string exact_table(const Model& model, const Policy& policy, const ExactRes
                                    : fmt::format("bursty, p = {}, q = {}, p0 = {:.6g}", model.p, model.q, model.p0()));
   row("silent steps", fmt::format("b = {}, g = {}", model.b, model.g));
   row("chain scope", std::string(to_string(model.chain)));
-  if (policy.kind == PolicyKind::simple)
-    row("policy", fmt::format("simple, n = {} calls, r = {} retries", policy.n, policy.r));
-  else
-    row("policy", fmt::format("{}, n = {} calls, s = {} HTTP retries, r = {} stream retries{}", to_string(policy.kind),
-                              policy.n, policy.s, policy.r,
-                              policy.kind == PolicyKind::budgeted ? fmt::format(", B = {} per call", policy.B) : ""));
+  row("policy", describe(policy));
   row("P(success)", fmt::format("{:.12g}", result.success));
   row("log10 P(success)", fmt::format("{:.12g}", result.log10_success));
   row("P(env_error)", fmt::format("{:.12g}", result.env_error));

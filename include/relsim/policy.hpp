@@ -42,6 +42,9 @@ struct Policy {
 // Throws InputError naming the bad value and its valid range.
 void validate(const Policy& policy);
 
+// One line for tables: "layered, n = 2 calls, s = 2 HTTP retries, r = 2 stream retries".
+std::string describe(const Policy& policy);
+
 // How a task ends (SPEC section 2, "Outcomes"). crash, hang and partial_done
 // are wrong: a healthy policy has none of them.
 enum class Outcome { done, env_error, harness_error, crash, hang, partial_done };

@@ -15,6 +15,10 @@ using Json = nlohmann::ordered_json;
 // Serialises with 17 significant digits for every floating-point number.
 std::string dump_json(const Json& value);
 
+// The model's and policy's fields every JSON result starts with:
+// p, q, r, n, b, g, chain.
+Json model_json(const Model& model, const Policy& policy);
+
 // The `relsim exact --json` object for one result.
 Json exact_json(const Model& model, const Policy& policy, const ExactResult& result);
 
