@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev
   python3
+  nodejs  # tests/sdk_test.cpp runs the official TypeScript SDK (npm installs it into build/sdk)
   jupyter-nbconvert python3-ipykernel python3-pandas python3-matplotlib  # notebooks/ (scripts/run_notebooks.sh)
 )
 missing=()
