@@ -86,30 +86,35 @@ void philox_many_scalar(rng::Key key, std::uint32_t c0, std::uint32_t c1, const 
 constexpr std::uint32_t kPhiloxM0 = 0xD2511F53u, kPhiloxM1 = 0xCD9E8D57u;
 constexpr std::uint32_t kPhiloxW0 = 0x9E3779B9u, kPhiloxW1 = 0xBB67AE85u;
 
+__attribute__((target("avx512f"))) inline void philox_rounds_avx512(__m512i& x0, __m512i& x1, __m512i& x2,
+                                                                    __m512i& x3, rng::Key key) {
+  const __m512i m0 = _mm512_set1_epi64(kPhiloxM0), m1 = _mm512_set1_epi64(kPhiloxM1);
+  constexpr __mmask16 kOdd = 0xAAAA;
+  std::uint32_t k0 = key[0], k1 = key[1];
+  for (int round = 0; round < 10; ++round) {
+    const __m512i e0 = _mm512_mul_epu32(x0, m0), o0 = _mm512_mul_epu32(_mm512_srli_epi64(x0, 32), m0);
+    const __m512i e1 = _mm512_mul_epu32(x2, m1), o1 = _mm512_mul_epu32(_mm512_srli_epi64(x2, 32), m1);
+    const __m512i hi0 = _mm512_mask_blend_epi32(kOdd, _mm512_srli_epi64(e0, 32), o0);
+    const __m512i lo0 = _mm512_mask_blend_epi32(kOdd, e0, _mm512_slli_epi64(o0, 32));
+    const __m512i hi1 = _mm512_mask_blend_epi32(kOdd, _mm512_srli_epi64(e1, 32), o1);
+    const __m512i lo1 = _mm512_mask_blend_epi32(kOdd, e1, _mm512_slli_epi64(o1, 32));
+    x0 = _mm512_ternarylogic_epi32(hi1, x1, _mm512_set1_epi32(static_cast<int>(k0)), 0x96);  // a ^ b ^ c
+    x1 = lo1;
+    x2 = _mm512_ternarylogic_epi32(hi0, x3, _mm512_set1_epi32(static_cast<int>(k1)), 0x96);
+    x3 = lo0;
+    k0 += kPhiloxW0;
+    k1 += kPhiloxW1;
+  }
+}
+
 __attribute__((target("avx512f"))) void philox_many_avx512(rng::Key key, std::uint32_t c0, std::uint32_t c1,
                                                             const std::uint32_t* lo, const std::uint32_t* hi,
                                                             int count, std::uint32_t* const* out) {
-  const __m512i m0 = _mm512_set1_epi64(kPhiloxM0), m1 = _mm512_set1_epi64(kPhiloxM1);
-  constexpr __mmask16 kOdd = 0xAAAA;
   int i = 0;
   for (; i + 16 <= count; i += 16) {
     __m512i x0 = _mm512_set1_epi32(static_cast<int>(c0)), x1 = _mm512_set1_epi32(static_cast<int>(c1));
     __m512i x2 = _mm512_loadu_si512(lo + i), x3 = _mm512_loadu_si512(hi + i);
-    std::uint32_t k0 = key[0], k1 = key[1];
-    for (int round = 0; round < 10; ++round) {
-      const __m512i e0 = _mm512_mul_epu32(x0, m0), o0 = _mm512_mul_epu32(_mm512_srli_epi64(x0, 32), m0);
-      const __m512i e1 = _mm512_mul_epu32(x2, m1), o1 = _mm512_mul_epu32(_mm512_srli_epi64(x2, 32), m1);
-      const __m512i hi0 = _mm512_mask_blend_epi32(kOdd, _mm512_srli_epi64(e0, 32), o0);
-      const __m512i lo0 = _mm512_mask_blend_epi32(kOdd, e0, _mm512_slli_epi64(o0, 32));
-      const __m512i hi1 = _mm512_mask_blend_epi32(kOdd, _mm512_srli_epi64(e1, 32), o1);
-      const __m512i lo1 = _mm512_mask_blend_epi32(kOdd, e1, _mm512_slli_epi64(o1, 32));
-      x0 = _mm512_xor_si512(_mm512_xor_si512(hi1, x1), _mm512_set1_epi32(static_cast<int>(k0)));
-      x1 = lo1;
-      x2 = _mm512_xor_si512(_mm512_xor_si512(hi0, x3), _mm512_set1_epi32(static_cast<int>(k1)));
-      x3 = lo0;
-      k0 += kPhiloxW0;
-      k1 += kPhiloxW1;
-    }
+    philox_rounds_avx512(x0, x1, x2, x3, key);
     _mm512_storeu_si512(out[0] + i, x0);
     _mm512_storeu_si512(out[1] + i, x1);
     _mm512_storeu_si512(out[2] + i, x2);
@@ -295,27 +300,6 @@ struct VectorBuffers {
   alignas(64) std::array<std::uint32_t, kChunk + kPad> bad_lo{}, bad_hi{};
   alignas(64) std::array<std::int32_t, kChunk + kPad> bad_count{};
 };
-
-__attribute__((target("avx512f"))) inline void philox_rounds_avx512(__m512i& x0, __m512i& x1, __m512i& x2,
-                                                                    __m512i& x3, rng::Key key) {
-  const __m512i m0 = _mm512_set1_epi64(kPhiloxM0), m1 = _mm512_set1_epi64(kPhiloxM1);
-  constexpr __mmask16 kOdd = 0xAAAA;
-  std::uint32_t k0 = key[0], k1 = key[1];
-  for (int round = 0; round < 10; ++round) {
-    const __m512i e0 = _mm512_mul_epu32(x0, m0), o0 = _mm512_mul_epu32(_mm512_srli_epi64(x0, 32), m0);
-    const __m512i e1 = _mm512_mul_epu32(x2, m1), o1 = _mm512_mul_epu32(_mm512_srli_epi64(x2, 32), m1);
-    const __m512i hi0 = _mm512_mask_blend_epi32(kOdd, _mm512_srli_epi64(e0, 32), o0);
-    const __m512i lo0 = _mm512_mask_blend_epi32(kOdd, e0, _mm512_slli_epi64(o0, 32));
-    const __m512i hi1 = _mm512_mask_blend_epi32(kOdd, _mm512_srli_epi64(e1, 32), o1);
-    const __m512i lo1 = _mm512_mask_blend_epi32(kOdd, e1, _mm512_slli_epi64(o1, 32));
-    x0 = _mm512_ternarylogic_epi32(hi1, x1, _mm512_set1_epi32(static_cast<int>(k0)), 0x96);  // a ^ b ^ c
-    x1 = lo1;
-    x2 = _mm512_ternarylogic_epi32(hi0, x3, _mm512_set1_epi32(static_cast<int>(k1)), 0x96);
-    x3 = lo0;
-    k0 += kPhiloxW0;
-    k1 += kPhiloxW1;
-  }
-}
 
 // Eight 32-bit words widened to 64-bit lanes.
 __attribute__((target("avx512f"))) inline __m512i widen8(const std::uint32_t* p) {

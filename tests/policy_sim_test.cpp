@@ -11,16 +11,6 @@
 namespace relsim {
 namespace {
 
-Policy make(PolicyKind kind, std::int64_t n, int s, int r, int B) {
-  Policy p;
-  p.kind = kind;
-  p.n = n;
-  p.s = s;
-  p.r = r;
-  p.B = B;
-  return p;
-}
-
 const char* kMixed = "cut=1,stall=1,slow_headers=2,http_529=1,overloaded=1,http_400=0.05,reset=0.5";
 
 TEST(PolicySimulation, OracleOverAGeneratedPlanCountsWhatSimulateCounts) {
@@ -31,7 +21,7 @@ TEST(PolicySimulation, OracleOverAGeneratedPlanCountsWhatSimulateCounts) {
       model.q = 0.8;
       model.b = 1;
       model.chain = chain;
-      const Policy policy = make(kind, 3, 2, 2, 4);
+      const Policy policy = Policy{.n = 3, .r = 2, .s = 2, .B = 4, .kind = kind};
       SimConfig config;
       config.tasks = 3000;
       config.seed = 99;
@@ -45,7 +35,9 @@ TEST(PolicySimulation, OracleOverAGeneratedPlanCountsWhatSimulateCounts) {
       EXPECT_EQ(oracle.outcomes[0], sim.successes) << what;
       EXPECT_EQ(oracle.requests, sim.requests) << what;
       EXPECT_EQ(oracle.faults, sim.faults) << what;
-      if (sim.outcomes_by_class) EXPECT_EQ(oracle.outcomes, sim.outcomes) << what;
+      if (sim.outcomes_by_class) {
+        EXPECT_EQ(oracle.outcomes, sim.outcomes) << what;
+      }
       EXPECT_GT(sim.successes, 0) << what;
       EXPECT_LT(sim.successes, config.tasks) << what;
     }
@@ -62,7 +54,7 @@ TEST(PolicySimulation, EveryPolicyMatchesExactInside999PercentWilson) {
           model.q = q;
           model.g = r - 1;
           model.chain = chain;
-          const Policy policy = make(kind, 2, 2, r, 3);
+          const Policy policy = Policy{.n = 2, .r = r, .s = 2, .B = 3, .kind = kind};
           SimConfig config;
           config.tasks = 20000;
           config.seed = 1000 + static_cast<std::uint64_t>(cases);
@@ -100,9 +92,9 @@ TEST(PolicySimulation, SameSeedSameCountsForAnyThreadCount) {
   config.tasks = 5000;
   config.kinds = parse_fault_weights(kMixed);
   config.threads = 1;
-  const SimResult one = simulate(model, make(PolicyKind::layered, 2, 2, 2, 0), config);
+  const SimResult one = simulate(model, Policy{.n = 2, .r = 2, .s = 2, .kind = PolicyKind::layered}, config);
   config.threads = 3;
-  const SimResult three = simulate(model, make(PolicyKind::layered, 2, 2, 2, 0), config);
+  const SimResult three = simulate(model, Policy{.n = 2, .r = 2, .s = 2, .kind = PolicyKind::layered}, config);
   EXPECT_EQ(one.outcomes, three.outcomes);
   EXPECT_EQ(one.requests, three.requests);
   EXPECT_EQ(one.done_by_requests, three.done_by_requests);
