@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package relsim's build and tests need. Quick when
 # they are all there already: apt-get runs only for what is missing.
+# Arguments name extra packages (scripts/sanitize.sh passes the clang and
+# OpenMP runtime its ThreadSanitizer build needs).
 set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
@@ -11,6 +13,7 @@ packages=(
   nodejs  # tests/sdk_test.cpp runs the official TypeScript SDK (npm installs it into build/sdk)
   jupyter-nbconvert python3-ipykernel python3-pandas python3-matplotlib  # notebooks/ (scripts/run_notebooks.sh)
 )
+packages+=("$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -116,13 +116,20 @@ int fail(const std::string& line, int code) {
   return code;
 }
 
+// Commands that are not split over MPI ranks run on rank 0 alone.
+cli::Runner on_root(cli::Runner job) {
+  return [job = std::move(job)] { return parallel::on_root(job, parallel::world()); };
+}
+
 int dispatch(int argc, char** argv) {
   CLI::App app{"relsim: how often an agent task finishes when model requests fail in bursts"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "relsim 0.1.0");
-  const std::vector<cli::Runner> runners = {cli::add_exact(app), cli::add_check(app), cli::add_plan(app),
-                                            cli::add_oracle(app), cli::add_simulate(app), cli::add_sweep(app),
-                                            cli::add_demo(app), cli::add_live(app), cli::add_serve(app)};
+  // exact, simulate and sweep split their work over MPI ranks themselves.
+  const std::vector<cli::Runner> runners = {
+      cli::add_exact(app),           on_root(cli::add_check(app)), on_root(cli::add_plan(app)),
+      on_root(cli::add_oracle(app)), cli::add_simulate(app),       cli::add_sweep(app),
+      on_root(cli::add_demo(app)),   on_root(cli::add_live(app)),  on_root(cli::add_serve(app))};
   try {
     app.parse(argc, argv);
     // Subcommands are listed in the order they were added, as are runners.
@@ -130,6 +137,7 @@ int dispatch(int argc, char** argv) {
     for (std::size_t i = 0; i < all.size(); ++i)
       if (all[i]->parsed()) return runners.at(i)();
   } catch (const CLI::Success& e) {
+    if (!parallel::world().root()) return 0;  // --help and --version, printed once
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return fail(fmt::format("relsim: error: {}", e.what()), cli::kExitInput);

@@ -1,10 +1,24 @@
 // The live client's I/O: every task a C++20 coroutine on one io_context
-// (Boost.Asio awaitable), HTTP/1.1 through Boost.Beast, one TCP connection
-// per request. Timeouts are the deadlines of beast::tcp_stream: before each
-// operation the stream's expiry is set to the earliest of the stage's own
-// timeout, the call's deadline and the task's deadline, and when it fires
-// the socket is closed (so a held response is released) and the error says
-// which of the three it was.
+// (Boost.Asio awaitable), HTTP/1.1 through Boost.Beast. Timeouts are the
+// deadlines of beast::tcp_stream: before each operation the stream's expiry
+// is set to the earliest of the stage's own timeout, the call's deadline and
+// the task's deadline, and when it fires the socket is closed (so a held
+// response is released) and the error says which of the three it was.
+//
+// Connections are kept alive (HTTP/1.1 persistent connections, RFC 9112
+// section 9.3) in slots: one per worker of a sliding window, one per
+// position of a wave. Every task of a slot runs on the slot's strand (with
+// one thread, on the io_context itself), so the idle connection needs no
+// lock. A connection goes back to its slot only after a 200 stream read to
+// its terminating chunk with message_stop, no byte left over, and no
+// `connection: close` from the server; whatever saw a fault, a timeout or an
+// error status is closed with its exchange. Before a reuse a non-blocking
+// peek checks that the server has not closed it (as urllib3's
+// is_connection_dropped does); if it closes it in the moment after the
+// peek, the request fails before any response byte with a clean end of
+// stream (or the write fails), and it is sent again on a fresh connection
+// without being counted: the server never read it. A reset (RST) is never
+// taken for that: it is the `reset` fault.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -12,6 +26,9 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+
+#include <sys/socket.h>
+#include <cerrno>
 #include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange without it
 
 #include <boost/asio/co_spawn.hpp>
@@ -79,13 +96,38 @@ class StartGate {
   std::vector<asio::steady_timer*> waiting_;
 };
 
-// One response in flight.
-struct Exchange {
-  explicit Exchange(const asio::any_io_executor& ex) : stream(ex) {
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // a stream is as long as it is
-  }
+// One TCP connection to the server; it carries one request at a time.
+struct Connection {
+  explicit Connection(const asio::any_io_executor& ex) : stream(ex) {}
   beast::tcp_stream stream;
   beast::flat_buffer buffer;
+  bool used = false;  // has carried a whole response: a request on it now is a reuse
+};
+
+// Where a worker (or a wave's position) keeps its idle connection between
+// two requests. Its tasks run one after another on its strand.
+struct Slot {
+  explicit Slot(asio::any_io_executor ex) : executor(std::move(ex)) {}
+  asio::any_io_executor executor;  // a strand, or the io_context's own with one thread
+  std::unique_ptr<Connection> idle;
+};
+
+// Whether an idle connection can carry another request: nothing buffered,
+// and a non-blocking peek finds neither an end of stream, an error nor a
+// byte the server sent unasked.
+bool still_open(Connection& c) {
+  if (c.buffer.size() != 0 || !c.stream.socket().is_open()) return false;
+  char byte = 0;
+  const ssize_t n = ::recv(c.stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+// One response in flight, on its connection.
+struct Exchange {
+  explicit Exchange(std::unique_ptr<Connection> c) : conn(std::move(c)) {
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // a stream is as long as it is
+  }
+  std::unique_ptr<Connection> conn;
   http::response_parser<http::buffer_body> parser;
 };
 
@@ -95,8 +137,8 @@ enum class Limit { stage, call, task };
 class TaskClient {
  public:
   TaskClient(const ClientConfig& config, const tcp::endpoint& endpoint, std::int64_t task, LiveTask& out,
-             Clock::time_point run_start)
-      : cfg_(config), endpoint_(endpoint), task_(task), out_(out), run_start_(run_start) {}
+             Clock::time_point run_start, Slot& slot)
+      : cfg_(config), endpoint_(endpoint), task_(task), out_(out), run_start_(run_start), slot_(slot) {}
 
   asio::awaitable<void> run(StartGate* gate);
 
@@ -114,6 +156,12 @@ class TaskClient {
   asio::awaitable<std::unique_ptr<Exchange>> create_message(std::int64_t c, HttpOptions options);
   asio::awaitable<std::unique_ptr<Exchange>> send(std::int64_t c, int retry_count);
   asio::awaitable<std::string> read_message(Exchange& ex);
+  // The slot's idle connection if it is still open; else none.
+  std::unique_ptr<Connection> take_idle();
+  // After a clean, complete response: back to the slot, unless the server
+  // asked to close or keep-alive is off.
+  void give_back(Exchange& ex);
+  std::string request_bytes(std::int64_t c, int retry_count) const;
   asio::awaitable<void> pause(double seconds, FaultKind last);
   double next_jitter() { return jitter(cfg_.seed, task_, retries_++); }
 
@@ -133,13 +181,14 @@ class TaskClient {
   std::int64_t task_;
   LiveTask& out_;
   Clock::time_point run_start_;
+  Slot& slot_;
   Clock::time_point task_deadline_;
   std::optional<Clock::time_point> call_deadline_;
   int call_requests_ = 0;
   // The first request's connection, made before a coordinated start; its
   // outcome (a timeout or refusal too) counts as that request's.
   struct Preconnected {
-    std::unique_ptr<Exchange> exchange;
+    std::unique_ptr<Connection> conn;
     error_code error;
   };
   std::optional<Preconnected> preconnected_;
@@ -182,63 +231,104 @@ asio::awaitable<void> TaskClient::pause(double seconds, FaultKind last) {
     throw TaskDeadlineExceeded(fmt::format("task deadline ({} s) passed in a backoff", cfg_.timing.task_timeout));
 }
 
-// One HTTP request: connect, send, read the status line and headers. A 200
-// comes back as an open exchange; anything else is thrown.
+std::unique_ptr<Connection> TaskClient::take_idle() {
+  std::unique_ptr<Connection> conn = std::move(slot_.idle);
+  if (conn && !still_open(*conn)) conn.reset();
+  return conn;
+}
+
+void TaskClient::give_back(Exchange& ex) {
+  if (!cfg_.keep_alive || !ex.parser.keep_alive() || ex.conn->buffer.size() != 0) return;
+  ex.conn->used = true;
+  ex.conn->stream.expires_never();
+  slot_.idle = std::move(ex.conn);
+}
+
+// The request as bytes, written by hand: the header order Beast would give.
+std::string TaskClient::request_bytes(std::int64_t c, int retry_count) const {
+  const std::string body = request_body(task_, c);
+  return fmt::format(
+      "POST {} HTTP/1.1\r\nHost: {}:{}\r\nUser-Agent: relsim-client/0.1\r\n"
+      "Content-Type: application/json\r\nAccept: text/event-stream\r\n{}anthropic-version: 2023-06-01\r\n"
+      "x-stainless-retry-count: {}\r\nContent-Length: {}\r\n\r\n{}",
+      request_target(task_), cfg_.host, cfg_.port, cfg_.keep_alive ? "" : "Connection: close\r\n", retry_count, body.size(), body);
+}
+
+// One HTTP request: connect (or reuse the slot's connection), send, read
+// the status line and headers. A 200 comes back as an open exchange;
+// anything else is thrown.
 asio::awaitable<std::unique_ptr<Exchange>> TaskClient::send(std::int64_t c, int retry_count) {
   ++out_.requests;
   ++call_requests_;
   out_.retry_counts.push_back(retry_count);
   out_.seen.push_back(std::nullopt);
   const ClientTiming& t = cfg_.timing;
-  std::unique_ptr<Exchange> ex;
+  const std::string request = request_bytes(c, retry_count);
+  std::unique_ptr<Connection> conn;
   error_code ec;
-  Limit limit = Limit::stage;
   if (preconnected_) {
-    ex = std::move(preconnected_->exchange);
+    conn = std::move(preconnected_->conn);
     ec = preconnected_->error;
     preconnected_.reset();
   } else {
-    const asio::any_io_executor executor = co_await asio::this_coro::executor;
-    ex = std::make_unique<Exchange>(executor);
-    limit = expire(ex->stream, Clock::now() + to_duration(t.connect_timeout));
-    co_await ex->stream.async_connect(endpoint_, asio::redirect_error(asio::use_awaitable, ec));
+    conn = take_idle();
   }
-  if (ec == beast::error::timeout) timed_out<ApiTimeoutError>(limit, FaultKind::slow_headers, "connecting");
-  if (ec) fail(ApiConnectionError(FaultKind::reset, fmt::format("connection failed: {}", ec.message())));
+  std::unique_ptr<Exchange> ex;
+  for (;;) {
+    Limit limit = Limit::stage;
+    // The wave's gate may have held a reused connection a while: look again.
+    if (conn && conn->used && !still_open(*conn)) conn.reset();
+    if (!conn) {
+      const asio::any_io_executor executor = co_await asio::this_coro::executor;
+      conn = std::make_unique<Connection>(executor);
+      limit = expire(conn->stream, Clock::now() + to_duration(t.connect_timeout));
+      co_await conn->stream.async_connect(endpoint_, asio::redirect_error(asio::use_awaitable, ec));
+    }
+    if (ec == beast::error::timeout) timed_out<ApiTimeoutError>(limit, FaultKind::slow_headers, "connecting");
+    if (ec) fail(ApiConnectionError(FaultKind::reset, fmt::format("connection failed: {}", ec.message())));
+    const bool reused = conn->used;
 
-  http::request<http::string_body> req{http::verb::post, request_target(task_), 11};
-  req.set(http::field::host, fmt::format("{}:{}", cfg_.host, cfg_.port));
-  req.set(http::field::user_agent, "relsim-client/0.1");
-  req.set(http::field::content_type, "application/json");
-  req.set(http::field::accept, "text/event-stream");
-  req.set(http::field::connection, "close");
-  req.set("anthropic-version", "2023-06-01");
-  req.set("x-stainless-retry-count", std::to_string(retry_count));
-  req.body() = request_body(task_, c);
-  req.prepare_payload();
-
-  // The header timeout runs from here: writing the request is part of it.
-  limit = expire(ex->stream, Clock::now() + to_duration(t.header_timeout));
-  co_await http::async_write(ex->stream, req, asio::redirect_error(asio::use_awaitable, ec));
-  if (ec == beast::error::timeout) timed_out<ApiTimeoutError>(limit, FaultKind::slow_headers, "sending the request");
-  if (ec) fail(ApiConnectionError(FaultKind::reset, fmt::format("sending the request failed: {}", ec.message())));
-  co_await http::async_read_header(ex->stream, ex->buffer, ex->parser, asio::redirect_error(asio::use_awaitable, ec));
-  if (ec == beast::error::timeout)
-    timed_out<ApiTimeoutError>(limit, FaultKind::slow_headers, "waiting for the response headers");
-  if (ec) fail(ApiConnectionError(FaultKind::reset, fmt::format("no response: {}", ec.message())));
+    // The header timeout runs from here: writing the request is part of it.
+    limit = expire(conn->stream, Clock::now() + to_duration(t.header_timeout));
+    co_await asio::async_write(conn->stream, asio::buffer(request), asio::redirect_error(asio::use_awaitable, ec));
+    if (reused && ec && ec != beast::error::timeout) {
+      // The server closed it while idle: the request never left.
+      conn.reset();
+      ec = {};
+      continue;
+    }
+    if (ec == beast::error::timeout) timed_out<ApiTimeoutError>(limit, FaultKind::slow_headers, "sending the request");
+    if (ec) fail(ApiConnectionError(FaultKind::reset, fmt::format("sending the request failed: {}", ec.message())));
+    ex = std::make_unique<Exchange>(std::move(conn));
+    co_await http::async_read_header(ex->conn->stream, ex->conn->buffer, ex->parser,
+                                     asio::redirect_error(asio::use_awaitable, ec));
+    if (reused && ec == http::error::end_of_stream) {
+      // A clean end before any byte of a response on a reused connection:
+      // the server closed it while idle, before it read the request.
+      ex.reset();
+      ec = {};
+      continue;
+    }
+    if (ec == beast::error::timeout)
+      timed_out<ApiTimeoutError>(limit, FaultKind::slow_headers, "waiting for the response headers");
+    if (ec) fail(ApiConnectionError(FaultKind::reset, fmt::format("no response: {}", ec.message())));
+    break;
+  }
 
   const auto& head = ex->parser.get();
   const int status = static_cast<int>(head.result_int());
   if (status == 200) co_return ex;
 
   // An error status: read its (small) JSON body for the message, as far as
-  // the header deadline allows; a body that breaks off changes nothing.
+  // the header deadline allows; a body that breaks off changes nothing. The
+  // connection closes with the exchange: it saw a fault.
   std::string body;
   char buf[4096];
   while (!ex->parser.is_done() && body.size() < 65536) {
     ex->parser.get().body().data = buf;
     ex->parser.get().body().size = sizeof buf;
-    co_await http::async_read_some(ex->stream, ex->buffer, ex->parser, asio::redirect_error(asio::use_awaitable, ec));
+    co_await http::async_read_some(ex->conn->stream, ex->conn->buffer, ex->parser,
+                                   asio::redirect_error(asio::use_awaitable, ec));
     body.append(buf, sizeof buf - ex->parser.get().body().size);
     if (ec == http::error::need_buffer) continue;
     if (ec) break;
@@ -291,10 +381,11 @@ asio::awaitable<std::string> TaskClient::read_message(Exchange& ex) {
   while (!ex.parser.is_done()) {
     std::optional<Clock::time_point> stage;
     if (idle) stage = last_event + to_duration(cfg_.timing.idle_timeout);
-    const Limit limit = expire(ex.stream, stage);
+    const Limit limit = expire(ex.conn->stream, stage);
     ex.parser.get().body().data = buf;
     ex.parser.get().body().size = sizeof buf;
-    co_await http::async_read_some(ex.stream, ex.buffer, ex.parser, asio::redirect_error(asio::use_awaitable, ec));
+    co_await http::async_read_some(ex.conn->stream, ex.conn->buffer, ex.parser,
+                                   asio::redirect_error(asio::use_awaitable, ec));
     const std::size_t got = sizeof buf - ex.parser.get().body().size;
     if (got > 0) {
       const std::size_t before = sse.events();
@@ -318,6 +409,7 @@ asio::awaitable<std::string> TaskClient::read_message(Exchange& ex) {
     out_.seen.back() = e.kind();
     throw;
   }
+  give_back(ex);
   co_return message.text();
 }
 
@@ -418,11 +510,15 @@ asio::awaitable<void> TaskClient::run(StartGate* gate) {
   if (gate) {
     // Connect first, then wait at the gate: once it opens, a task's first
     // request is one write away, so a wave's requests leave together.
+    // The slot's idle connection serves if it is still open.
     // (No co_await inside the braces: GCC 12 miscompiles that.)
-    const asio::any_io_executor executor = co_await asio::this_coro::executor;
-    Preconnected first{std::make_unique<Exchange>(executor), {}};
-    first.exchange->stream.expires_after(to_duration(cfg_.timing.connect_timeout));
-    co_await first.exchange->stream.async_connect(endpoint_, asio::redirect_error(asio::use_awaitable, first.error));
+    Preconnected first{take_idle(), {}};
+    if (!first.conn) {
+      const asio::any_io_executor executor = co_await asio::this_coro::executor;
+      first.conn = std::make_unique<Connection>(executor);
+      first.conn->stream.expires_after(to_duration(cfg_.timing.connect_timeout));
+      co_await first.conn->stream.async_connect(endpoint_, asio::redirect_error(asio::use_awaitable, first.error));
+    }
     preconnected_ = std::move(first);
     co_await gate->arrive_and_wait();
   }
@@ -460,17 +556,17 @@ asio::awaitable<void> TaskClient::run(StartGate* gate) {
 }
 
 asio::awaitable<void> run_task(const ClientConfig& config, tcp::endpoint endpoint, std::int64_t task, LiveTask& out,
-                               Clock::time_point run_start, StartGate* gate) {
-  TaskClient client(config, endpoint, task, out, run_start);
+                               Clock::time_point run_start, StartGate* gate, Slot& slot) {
+  TaskClient client(config, endpoint, task, out, run_start, slot);
   co_await client.run(gate);
 }
 
 // A sliding window: each worker takes the next task when its last one ends.
 asio::awaitable<void> run_worker(const ClientConfig& config, tcp::endpoint endpoint, std::int64_t first_task,
                                  std::vector<LiveTask>& out, std::atomic<std::size_t>& next,
-                                 Clock::time_point run_start) {
+                                 Clock::time_point run_start, Slot& slot) {
   for (std::size_t i = next++; i < out.size(); i = next++) {
-    TaskClient client(config, endpoint, first_task + static_cast<std::int64_t>(i), out[i], run_start);
+    TaskClient client(config, endpoint, first_task + static_cast<std::int64_t>(i), out[i], run_start, slot);
     co_await client.run(nullptr);
   }
 }
@@ -506,20 +602,33 @@ std::vector<LiveTask> run_live(const ClientConfig& config, std::int64_t first_ta
   asio::io_context ioc(config.threads);
   const Clock::time_point run_start = Clock::now();
   const auto width = static_cast<std::size_t>(config.concurrency);
+  // After the io_context: the idle connections close before it goes.
+  std::vector<Slot> slots;
+  slots.reserve(std::min(width, out.size()));
+  for (std::size_t w = 0; w < std::min(width, out.size()); ++w) {
+    // One thread runs everything in order: a strand would only cost.
+    if (config.threads > 1) slots.emplace_back(asio::make_strand(ioc));
+    else slots.emplace_back(ioc.get_executor());
+  }
   if (config.coordinated_start) {
+    // Position w of every wave runs in slot w: a wave reuses the connections
+    // of the wave before.
     for (std::size_t begin = 0; begin < out.size(); begin += width) {
       const std::size_t end = std::min(out.size(), begin + width);
       StartGate gate(end - begin);
-      for (std::size_t i = begin; i < end; ++i)
-        asio::co_spawn(asio::make_strand(ioc),
-                       run_task(config, endpoint, first_task + static_cast<std::int64_t>(i), out[i], run_start, &gate),
+      for (std::size_t i = begin; i < end; ++i) {
+        Slot& slot = slots[i - begin];
+        asio::co_spawn(slot.executor,
+                       run_task(config, endpoint, first_task + static_cast<std::int64_t>(i), out[i], run_start, &gate,
+                                slot),
                        asio::detached);
+      }
       run_io(ioc, config.threads);
     }
   } else {
     std::atomic<std::size_t> next{0};
-    for (std::size_t w = 0; w < std::min(width, out.size()); ++w)
-      asio::co_spawn(asio::make_strand(ioc), run_worker(config, endpoint, first_task, out, next, run_start),
+    for (Slot& slot : slots)
+      asio::co_spawn(slot.executor, run_worker(config, endpoint, first_task, out, next, run_start, slot),
                      asio::detached);
     run_io(ioc, config.threads);
   }

@@ -74,6 +74,15 @@ FaultKind fault_kind_of_status(int status) {
 }
 
 void MessageStream::on_event(const SseEvent& ev) {
+  if (ev.event != "error" && ev.event != "content_block_delta") {
+    // Nothing to read from these but the end: check that the data is a JSON
+    // object without building it (the parse below only words the error).
+    const std::size_t first = ev.data.find_first_not_of(" \t\n\r");
+    if (first != std::string::npos && ev.data[first] == '{' && nlohmann::json::accept(ev.data)) {
+      if (ev.event == "message_stop") stopped_ = true;
+      return;
+    }
+  }
   nlohmann::json data;
   try {
     data = nlohmann::json::parse(ev.data);

@@ -31,9 +31,10 @@ void SseParser::line(std::string_view text, const Sink& sink) {
   if (text.empty()) {  // a blank line dispatches the event
     if (!has_fields_) return;
     SseEvent ev = std::move(next_);
-    for (std::size_t i = 0; i < data_.size(); ++i) ev.data += (i ? "\n" : "") + data_[i];
+    ev.data = std::move(data_);
     next_ = {};
     data_.clear();
+    has_data_ = false;
     has_fields_ = false;
     ++events_;
     sink(ev);
@@ -47,7 +48,10 @@ void SseParser::line(std::string_view text, const Sink& sink) {
   if (field == "event") {
     next_.event = value;
   } else if (field == "data") {
-    data_.emplace_back(value);
+    if (data_.size() + value.size() + 1 > kMaxEvent) throw std::length_error("server-sent event longer than 16 MiB");
+    if (has_data_) data_ += '\n';
+    data_ += value;
+    has_data_ = true;
   } else if (field == "id") {
     next_.id = value;
   } else {

@@ -1,5 +1,7 @@
 // relsim oracle: predict each task's outcome and requests from a plan, without any network.
 #include <iostream>
+#include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -22,13 +24,23 @@ struct OracleArgs {
 Policy policy_for(const OracleArgs& a, const Plan& plan) {
   ModelArgs m = a.model;
   const Json& h = plan.header;
+  // The type is checked first: get<int>() of 1e300 or of 2^40 would not throw
+  // but convert out of range (undefined for a double).
   auto from_header = [&](CLI::Option* opt, const char* key, auto& field) {
+    using T = std::remove_reference_t<decltype(field)>;
     if (opt->count() || !h.contains(key)) return;
-    try {
-      field = h[key].get<std::remove_reference_t<decltype(field)>>();
-    } catch (const Json::exception&) {
-      throw InputError(fmt::format("{}: header field \"{}\" = {} has the wrong type", a.file, key, h[key].dump()));
+    const Json& v = h[key];
+    bool fits = false;
+    if constexpr (std::is_integral_v<T>) {
+      if (v.is_number_unsigned()) fits = std::in_range<T>(v.get<std::uint64_t>());
+      else if (v.is_number_integer()) fits = std::in_range<T>(v.get<std::int64_t>());
+    } else {
+      fits = v.is_string();
     }
+    if (!fits)
+      throw InputError(fmt::format("{}: header field \"{}\" = {} has the wrong type or is out of range", a.file, key,
+                                   json_excerpt(v)));
+    field = v.get<T>();
   };
   from_header(a.n_opt, "n", m.n);
   from_header(a.r_opt, "r", m.r);

@@ -266,7 +266,10 @@ Histogram enumerate_from(const Chain& chain, const Eigen::RowVectorXd& start, co
 
   const std::size_t blocks = std::size_t{1} << top_bits;
   // This rank's blocks [first_block, last_block); the rows hold only those.
-  const auto [first_block, last_block] = share.range(static_cast<std::int64_t>(blocks));
+  // Named variables, not a structured binding: clang 14 cannot refer to one
+  // inside an OpenMP region.
+  const std::pair<std::int64_t, std::int64_t> block_range = share.range(static_cast<std::int64_t>(blocks));
+  const std::int64_t first_block = block_range.first, last_block = block_range.second;
   const auto own = static_cast<std::size_t>(last_block - first_block);
   std::vector<double> block_mass(own * static_cast<std::size_t>(nb), 0.0);
   std::vector<char> block_hit(own * static_cast<std::size_t>(nb), 0);

@@ -1,6 +1,7 @@
 #include "relsim/grid.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <set>
 #include <string>
@@ -24,9 +25,27 @@ std::vector<std::string> split(std::string_view s, char sep) {
   }
 }
 
+// std::stod would throw std::out_of_range for a subnormal (strtod's ERANGE);
+// from_chars may refuse one too, and then the value stays as it is.
 double round12(double x) {
   if (x == 0.0) return 0.0;
-  return std::stod(fmt::format("{:.12g}", x));
+  const std::string text = fmt::format("{:.12g}", x);
+  double rounded = 0.0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), rounded);
+  return ec == std::errc() && end == text.data() + text.size() ? rounded : x;
+}
+
+// The values of an integer range, counted and stepped in unsigned arithmetic
+// (modulo 2^64, so nothing overflows): start + i step never passes stop.
+std::vector<long long> integer_range(long long start, long long stop, long long step, std::size_t room,
+                                     const std::string& where) {
+  using U = unsigned long long;
+  const U steps = (static_cast<U>(stop) - static_cast<U>(start)) / static_cast<U>(step);  // values - 1
+  if (steps >= room) throw InputError(fmt::format("{}: more than {} values", where, kMaxAxisValues));
+  std::vector<long long> values;
+  values.reserve(static_cast<std::size_t>(steps) + 1);
+  for (U i = 0; i <= steps; ++i) values.push_back(static_cast<long long>(static_cast<U>(start) + i * static_cast<U>(step)));
+  return values;
 }
 
 template <class T, class Parse>
@@ -45,13 +64,20 @@ std::vector<T> parse_axis(std::string_view spec, std::string_view name, Parse pa
       const T step = parse(parts[2], std::string(name) + " range step");
       if (!(step > 0)) throw InputError(fmt::format("{}: range step = {} must be > 0", where, step));
       if (stop < start) throw InputError(fmt::format("{}: range stop {} is below its start {}", where, stop, start));
-      // A relative slack of 1e-9 steps keeps 0.05:0.5:0.05 ending at 0.5.
-      const double count = std::floor((static_cast<double>(stop) - static_cast<double>(start)) / static_cast<double>(step) + 1e-9) + 1.0;
-      if (count + static_cast<double>(values.size()) > static_cast<double>(kMaxAxisValues))
-        throw InputError(fmt::format("{}: more than {} values", where, kMaxAxisValues));
-      for (long long i = 0; i < static_cast<long long>(count); ++i) {
-        if constexpr (std::is_floating_point_v<T>) values.push_back(round12(start + static_cast<double>(i) * step));
-        else values.push_back(start + i * step);
+      if constexpr (std::is_floating_point_v<T>) {
+        // A relative slack of 1e-9 steps keeps 0.05:0.5:0.05 ending at 0.5.
+        const double count = std::floor((stop - start) / step + 1e-9) + 1.0;
+        if (!(count + static_cast<double>(values.size()) <= static_cast<double>(kMaxAxisValues)))
+          throw InputError(fmt::format("{}: more than {} values", where, kMaxAxisValues));
+        for (long long i = 0; i < static_cast<long long>(count); ++i) {
+          // The slack may step past stop; near the top of the doubles that is infinity.
+          const double value = round12(start + static_cast<double>(i) * step);
+          if (!std::isfinite(value))
+            throw InputError(fmt::format("{}: range value {} is not a finite number", where, value));
+          values.push_back(value);
+        }
+      } else {
+        for (const T v : integer_range(start, stop, step, kMaxAxisValues - values.size(), where)) values.push_back(v);
       }
     } else {
       throw InputError(fmt::format("{}: '{}' is neither a value nor a range start:stop:step", where, item));

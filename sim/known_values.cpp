@@ -53,8 +53,15 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 }  // namespace
 
 std::vector<KnownValue> read_known_values(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("cannot open known-values file '{}'", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_known_values(text.str(), path);
+}
+
+std::vector<KnownValue> parse_known_values(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
   const std::vector<std::string> required = {"p", "q", "r", "n", "b", "g", "chain", "expected", "tolerance"};
   std::map<std::string, std::size_t> column;
   std::vector<KnownValue> rows;
@@ -66,7 +73,7 @@ std::vector<KnownValue> read_known_values(const std::string& path) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
     const auto fields = split_csv_line(line);
-    const std::string where = fmt::format("{}:{}", path, number);
+    const std::string where = fmt::format("{}:{}", file, number);
     if (column.empty()) {
       for (std::size_t i = 0; i < fields.size(); ++i) {
         if (column.count(fields[i])) throw InputError(fmt::format("{}: column '{}' appears twice", where, fields[i]));
@@ -111,8 +118,8 @@ std::vector<KnownValue> read_known_values(const std::string& path) {
     if (column.count("source")) kv.source = field("source");
     rows.push_back(std::move(kv));
   }
-  if (column.empty()) throw InputError(fmt::format("{}: empty file, no header", path));
-  if (rows.empty()) throw InputError(fmt::format("{}: header but no rows", path));
+  if (column.empty()) throw InputError(fmt::format("{}: empty file, no header", file));
+  if (rows.empty()) throw InputError(fmt::format("{}: header but no rows", file));
   return rows;
 }
 

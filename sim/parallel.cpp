@@ -129,6 +129,19 @@ std::vector<std::string> gather_strings(const std::vector<std::string>& mine, co
   return out;
 }
 
+int on_root(const std::function<int()>& job, const Share& share) {
+  if (share.single()) return job();
+  int code = share.root() ? job() : 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+  for (int done = 0;;) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return code;
+    // A waiting rank costs no core: `relsim serve` may run for hours.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 void abort_job(const std::string& line, int code) {
   const Share me = world();
   if (!me.root()) {
@@ -154,6 +167,7 @@ std::vector<double> gather_rows(const std::vector<double>& mine, std::int64_t, s
   return mine;
 }
 void broadcast(std::vector<double>&, const Share&) {}
+int on_root(const std::function<int()>& job, const Share&) { return job(); }
 std::vector<std::string> gather_strings(const std::vector<std::string>& mine, const Share&) { return mine; }
 void abort_job(const std::string& line, int code) {
   std::fprintf(stderr, "%s\n", line.c_str());

@@ -137,7 +137,7 @@ Plan parse_plan(const std::string& text, const std::string& where) {
     Json j;
     try {
       j = Json::parse(line);
-    } catch (const Json::parse_error&) {
+    } catch (const Json::exception&) {  // parse_error, and out_of_range for a number such as 1e400
       throw InputError(fmt::format("{}: not a JSON object", at));
     }
     if (!j.is_object()) throw InputError(fmt::format("{}: not a JSON object", at));
@@ -161,7 +161,7 @@ Plan parse_plan(const std::string& text, const std::string& where) {
     TaskPlan tp;
     tp.task = expected;
     for (const auto& r : j["requests"]) {
-      if (!r.is_string()) throw InputError(fmt::format("{}: request {} is not a string", at, r.dump()));
+      if (!r.is_string()) throw InputError(fmt::format("{}: request {} is not a string", at, json_excerpt(r)));
       const auto name = r.get<std::string>();
       if (name == "ok") {
         tp.requests.push_back(std::nullopt);

@@ -1,6 +1,8 @@
 #include "relsim/report.hpp"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -47,6 +49,23 @@ std::string dump_json(const Json& value) {
   std::string out;
   dump(value, out);
   return out;
+}
+
+std::string json_excerpt(const Json& value, std::size_t max_chars) {
+  // Depth first with an explicit stack: the check itself must not recurse.
+  std::vector<std::pair<const Json*, std::size_t>> todo{{&value, 0}};
+  while (!todo.empty()) {
+    const auto [v, depth] = todo.back();
+    todo.pop_back();
+    if (!v->is_structured()) continue;
+    if (depth >= kMaxExcerptDepth)
+      return fmt::format("({} nested more than {} deep)", value.is_array() ? "an array" : "an object",
+                         kMaxExcerptDepth);
+    for (const auto& child : *v) todo.emplace_back(&child, depth + 1);
+  }
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() > max_chars) text = text.substr(0, max_chars) + "...";
+  return text;
 }
 
 Json model_json(const Model& model, const Policy& policy) {

@@ -24,7 +24,8 @@
 // connection is closed after keep_alive_timeout.
 //
 // Concurrency: one io_context run by config.threads threads; each connection
-// is a C++20 coroutine on its own strand, so its state needs no lock. The
+// is a C++20 coroutine on its own strand (none with one thread: its handlers
+// run in order anyway), so its state needs no lock. The
 // tables (scripts, logs, holds, gates) are shared under one mutex. A held
 // reply (stall, slow_headers, a gate) waits on the connection's `wake_` timer
 // and watches the socket for the client going away; release, open_gate and
@@ -38,6 +39,7 @@
 #include <cctype>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -143,6 +145,7 @@ struct Server::Impl {
   std::uint64_t next_hold = 1;
   std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> conns;
   std::uint64_t next_conn = 1;
+  std::size_t accepted = 0;  // connections served so far
   std::size_t log_bytes = 0;
   bool stopping = false;
   std::atomic<std::uint64_t> next_request_id{1};
@@ -320,6 +323,7 @@ struct Server::Impl {
     if (stopping || conns.size() >= config.max_connections) return false;
     id = next_conn++;
     conns.emplace(id, c);
+    ++accepted;
     return true;
   }
   std::size_t connection_count() const {
@@ -468,8 +472,12 @@ net::awaitable<void> Connection::run() {
       if (!keep) break;
     }
   } catch (const std::exception& e) {
-    // A bug of ours: the connection goes, the server stays.
+    // A bug of ours: the connection goes, the server stays (a fuzzing build
+    // stops here instead, so the fuzzer keeps the input).
     std::fprintf(stderr, "relsim serve: connection ended by an internal error: %s\n", e.what());
+#ifdef RELSIM_FUZZING
+    std::abort();
+#endif
   }
   disarm_deadline();
   close_socket();
@@ -709,25 +717,41 @@ net::awaitable<Connection::Outcome> Connection::stream(std::int64_t task, const 
                                                        std::size_t body_bytes, bool keep) {
   const wire::StreamScript s = wire::stream_script(as, task, p.index, body_bytes);
   const Outcome gone{200, "client_gone", false};
-  if (!co_await write(wire::stream_head(wire::request_id(task, p.index), keep))) co_return gone;
+  // An entry that is not shaped goes out in as few writes as it can: the
+  // head and every chunk up to a hold (or the end) in one. A shaped one
+  // writes each chunk on its own, as its pacing says. The bytes are the same.
+  const bool coalesce = !as.shaped();
+  std::string pending = wire::stream_head(wire::request_id(task, p.index), keep);
+  if (!coalesce && !co_await write(std::exchange(pending, {}))) co_return gone;
   for (std::size_t i = 0; i <= s.events.size(); ++i) {
     if (i == s.gate_at && !as.gate.empty()) {
       const HoldEnd h = co_await hold(task, p.epoch, as.gate);
       if (h != HoldEnd::released) co_return Outcome{200, end_of(h), false};
     }
     if (i == s.hold_at) {
+      if (!pending.empty() && !co_await write(std::exchange(pending, {}))) co_return gone;
       const HoldEnd h = co_await hold(task, p.epoch, "");
       if (h != HoldEnd::released) co_return Outcome{200, end_of(h), false};
     }
     if (i == s.events.size()) break;
+    if (coalesce) {
+      wire::append_chunk(pending, s.events[i]);
+      continue;
+    }
     if (as.chunk_delay_ms > 0 && !co_await delay(std::chrono::milliseconds(as.chunk_delay_ms))) co_return gone;
     if (!co_await paced_write(wire::chunk(s.events[i]), as)) co_return gone;
   }
   if (!s.clean_end) {
+    if (!pending.empty() && !co_await write(std::exchange(pending, {}))) co_return gone;
     close_socket();
     co_return Outcome{200, "closed", false};
   }
-  if (!co_await paced_write(wire::kLastChunk, as)) co_return gone;
+  if (coalesce) {
+    pending += wire::kLastChunk;
+    if (!co_await write(std::exchange(pending, {}))) co_return gone;
+  } else if (!co_await paced_write(wire::kLastChunk, as)) {
+    co_return gone;
+  }
   co_return Outcome{200, "complete", keep};
 }
 
@@ -847,7 +871,8 @@ std::size_t Server::Impl::open_gate(const std::string& name) {
 net::awaitable<void> Server::Impl::accept_loop() {
   net::steady_timer pause(acceptor.get_executor());
   for (;;) {
-    tcp::socket socket(net::make_strand(ioc));
+    // With one thread every handler runs in order already: no strand.
+    tcp::socket socket(config.threads > 1 ? net::any_io_executor(net::make_strand(ioc)) : ioc.get_executor());
     error_code ec;
     co_await acceptor.async_accept(socket, redirect(ec));
     if (ec) {
@@ -897,6 +922,9 @@ void Server::Impl::start_serving() {
           return;
         } catch (const std::exception& e) {
           std::fprintf(stderr, "relsim serve: a handler failed: %s\n", e.what());
+#ifdef RELSIM_FUZZING
+          std::abort();
+#endif
         }
       }
     });
@@ -977,6 +1005,11 @@ bool Server::wait_finished(std::int64_t task, std::size_t count, std::chrono::mi
 }
 
 std::size_t Server::connections() const { return impl_->connection_count(); }
+
+std::size_t Server::accepted() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->accepted;
+}
 
 void Server::stop() { impl_->stop(); }
 

@@ -35,7 +35,7 @@ std::int64_t integer_field(const Json& obj, const char* key, std::int64_t lo, st
   const Json& v = obj.at(key);
   if (!v.is_number_integer() || v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi)
     throw InputError(fmt::format("script entry field {} = {} is out of range: it must be an integer in [{}, {}]", key,
-                                 v.dump(), lo, hi));
+                                 json_excerpt(v), lo, hi));
   return v.get<std::int64_t>();
 }
 
@@ -62,7 +62,7 @@ ScriptEntry parse_script_entry(const Json& value) {
   if (value.is_string()) return entry_named(value.get<std::string>());
   if (!value.is_object())
     throw InputError(fmt::format("script entry {} is neither a name ({}) nor an object with a \"kind\"",
-                                 value.dump(-1, ' ', false, Json::error_handler_t::replace), all_entry_names()));
+                                 json_excerpt(value), all_entry_names()));
   if (!value.contains("kind") || !value.at("kind").is_string())
     throw InputError("script entry object has no \"kind\" string: give {\"kind\": \"ok\", ...}");
   ScriptEntry e = entry_named(value.at("kind").get<std::string>());
@@ -77,12 +77,12 @@ ScriptEntry parse_script_entry(const Json& value) {
       if (!(r == 0.0 || (r >= 1.0 && r <= 1e9)))
         throw InputError(fmt::format(
             "script entry field bytes_per_second = {} is out of range: it must be 0 (unlimited) or in [1, 1e9]",
-            v.dump()));
+            json_excerpt(v)));
       e.bytes_per_second = r;
     } else if (key == "gate") {
       if (!v.is_string() || !wire::valid_gate_name(v.get<std::string>()))
         throw InputError(fmt::format("script entry field gate = {} is not a gate name: use 1 to 64 of A-Z a-z 0-9 _ . -",
-                                     v.dump(-1, ' ', false, Json::error_handler_t::replace)));
+                                     json_excerpt(v)));
       e.gate = v.get<std::string>();
     } else {
       throw InputError(fmt::format("script entry field '{}' is unknown: use kind, chunk_delay_ms, bytes_per_second, "

@@ -1,6 +1,7 @@
 #include "server_wire.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,10 @@ std::string sse_event(std::string_view name, std::string_view data) {
 }
 
 std::string chunk(std::string_view data) { return fmt::format("{:x}\r\n{}\r\n", data.size(), data); }
+
+void append_chunk(std::string& out, std::string_view data) {
+  fmt::format_to(std::back_inserter(out), "{:x}\r\n{}\r\n", data.size(), data);
+}
 
 std::string error_body(std::string_view type, std::string_view message) {
   const Json j{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}};
@@ -76,31 +81,52 @@ bool streams(const ScriptEntry& entry) {
   return entry.reply == Reply::ok || (entry.reply == Reply::fault && stage_of(entry.fault) == Stage::in_stream);
 }
 
-StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int64_t index, std::size_t body_bytes) {
-  const auto input_tokens = static_cast<std::int64_t>(std::max<std::size_t>(1, body_bytes / 4));
-  const Json start{{"type", "message_start"},
-                   {"message",
-                    {{"id", message_id(task, index)},
-                     {"type", "message"},
-                     {"role", "assistant"},
-                     {"model", kModel},
-                     {"content", Json::array()},
-                     {"stop_reason", nullptr},
-                     {"stop_sequence", nullptr},
-                     {"usage", {{"input_tokens", input_tokens}, {"output_tokens", 1}}}}}};
-  const std::string message_start = event("message_start", start);
-  const std::string block_start =
+namespace {
+
+// The events of a stream that name neither the task nor the request: built
+// once (a healthy stream is mostly these).
+struct FixedEvents {
+  std::string block_start, ping, delta1, block_stop, message_delta, message_stop;
+};
+
+const FixedEvents& fixed_events() {
+  static const FixedEvents f{
       event("content_block_start",
-            Json{{"type", "content_block_start"}, {"index", 0}, {"content_block", {{"type", "text"}, {"text", ""}}}});
-  const std::string ping = event("ping", Json{{"type", "ping"}});
-  const std::string delta1 = event("content_block_delta", text_delta("Hello from "));
-  const std::string delta2 = event("content_block_delta", text_delta(fmt::format("task {}.", task)));
-  const std::string block_stop = event("content_block_stop", Json{{"type", "content_block_stop"}, {"index", 0}});
-  const std::string message_delta =
+            Json{{"type", "content_block_start"}, {"index", 0}, {"content_block", {{"type", "text"}, {"text", ""}}}}),
+      event("ping", Json{{"type", "ping"}}),
+      event("content_block_delta", text_delta("Hello from ")),
+      event("content_block_stop", Json{{"type", "content_block_stop"}, {"index", 0}}),
       event("message_delta", Json{{"type", "message_delta"},
                                   {"delta", {{"stop_reason", "end_turn"}, {"stop_sequence", nullptr}}},
-                                  {"usage", {{"output_tokens", kOutputTokens}}}});
-  const std::string message_stop = event("message_stop", Json{{"type", "message_stop"}});
+                                  {"usage", {{"output_tokens", kOutputTokens}}}}),
+      event("message_stop", Json{{"type", "message_stop"}}),
+  };
+  return f;
+}
+
+}  // namespace
+
+StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int64_t index, std::size_t body_bytes) {
+  const auto input_tokens = static_cast<std::int64_t>(std::max<std::size_t>(1, body_bytes / 4));
+  // As Json{...}.dump() would write them: the fields in this order, and the
+  // numbers need no escaping (tests/server_test.cpp pins the bytes).
+  const std::string message_start = sse_event(
+      "message_start",
+      fmt::format(R"({{"type":"message_start","message":{{"id":"{}","type":"message","role":"assistant",)"
+                  R"("model":"{}","content":[],"stop_reason":null,"stop_sequence":null,)"
+                  R"("usage":{{"input_tokens":{},"output_tokens":1}}}}}})",
+                  message_id(task, index), kModel, input_tokens));
+  const std::string delta2 = sse_event(
+      "content_block_delta",
+      fmt::format(R"({{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"task {}."}}}})",
+                  task));
+  const FixedEvents& f = fixed_events();
+  const std::string& block_start = f.block_start;
+  const std::string& ping = f.ping;
+  const std::string& delta1 = f.delta1;
+  const std::string& block_stop = f.block_stop;
+  const std::string& message_delta = f.message_delta;
+  const std::string& message_stop = f.message_stop;
 
   StreamScript s;
   s.gate_at = 2;  // before the first delta (after message_start, content_block_start)

@@ -22,6 +22,8 @@ inline constexpr int kOutputTokens = 6;
 std::string sse_event(std::string_view name, std::string_view data);
 // One HTTP/1.1 chunk: size in hex, CRLF, data, CRLF.
 std::string chunk(std::string_view data);
+// Appends chunk(data) to `out`.
+void append_chunk(std::string& out, std::string_view data);
 // {"type":"error","error":{"type":TYPE,"message":MESSAGE}}
 std::string error_body(std::string_view type, std::string_view message);
 std::string_view reason(int status);

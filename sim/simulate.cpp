@@ -612,7 +612,9 @@ SimResult simulate_share(const Model& model, const Policy& policy, const SimConf
     if (avx512 && policy.r < 16) vector_scheme = std::make_unique<VectorScheme>(scheme);
 #endif
     const std::int64_t chunks = (config.tasks + kChunk - 1) / kChunk;
-    const auto [chunk_first, chunk_last] = config.share.range(chunks);
+    // Not a structured binding: clang 14 cannot refer to one inside an OpenMP region.
+    const std::pair<std::int64_t, std::int64_t> chunk_range = config.share.range(chunks);
+    const std::int64_t chunk_first = chunk_range.first, chunk_last = chunk_range.second;
 #pragma omp parallel num_threads(thread_count(config.threads))
     {
       Tally tally(bins);
@@ -642,7 +644,8 @@ SimResult simulate_share(const Model& model, const Policy& policy, const SimConf
     }
   } else {
     const std::int64_t lanes = config.lanes;
-    const auto [lane_first, lane_last] = config.share.range(lanes);
+    const std::pair<std::int64_t, std::int64_t> lane_range = config.share.range(lanes);
+    const std::int64_t lane_first = lane_range.first, lane_last = lane_range.second;
 #pragma omp parallel num_threads(thread_count(config.threads))
     {
       Tally tally(bins);

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "policy_walk.hpp"
 #include "relsim/error.hpp"
@@ -66,7 +67,9 @@ SimResult simulate_policy(const Model& model, const Policy& policy, const SimCon
   const bool fresh = model.chain == ChainScope::fresh;
   const std::int64_t units = fresh ? (config.tasks + kChunk - 1) / kChunk : config.lanes;
   // This rank's chunks or lanes (SimConfig::share); simulate() sums the ranks.
-  const auto [first_unit, last_unit] = config.share.range(units);
+  // Not a structured binding: clang 14 cannot refer to one inside an OpenMP region.
+  const std::pair<std::int64_t, std::int64_t> unit_range = config.share.range(units);
+  const std::int64_t first_unit = unit_range.first, last_unit = unit_range.second;
 #pragma omp parallel num_threads(threads)
   {
     PolicyTally tally(bins);

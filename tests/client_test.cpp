@@ -6,6 +6,7 @@
 // by 0.001; nothing sleeps to make a fault, and no test asserts on time.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <thread>
 #include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange without it
@@ -444,6 +445,61 @@ TEST(LiveClient, ReleasesEveryTaskOfAWaveAndKeepsTaskOrder) {
   }
 }
 
+// ---- Keep-alive: connections reused only after a clean stream -------------
+
+TEST(KeepAlive, EachWorkerReusesOneConnectionForItsHealthyTasks) {
+  for (const bool coordinated : {false, true}) {
+    Server server;
+    ClientConfig config = config_for(policy_of(PolicyKind::layered, 2, 2, 0, 2), server.port());
+    config.concurrency = 4;
+    config.coordinated_start = coordinated;
+    for (std::int64_t t = 0; t < 24; ++t) server.set_script(t, script_of({"ok", "ok"}));
+    const auto live = run_live(config, 0, 24);
+    for (const LiveTask& t : live) {
+      EXPECT_EQ(t.outcome.name(), "done") << t.error;
+      EXPECT_EQ(t.requests, 2);
+      EXPECT_EQ(server.log(t.task).requests.size(), 2u);
+    }
+    // 48 requests over the four workers' (the four wave positions') connections.
+    EXPECT_EQ(server.accepted(), 4u) << (coordinated ? "waves" : "window");
+  }
+}
+
+TEST(KeepAlive, OffMeansOneConnectionPerRequestEachSayingClose) {
+  Server server;
+  ClientConfig config = config_for(policy_of(PolicyKind::layered, 2, 2, 0, 2), server.port());
+  config.concurrency = 4;
+  config.keep_alive = false;
+  for (std::int64_t t = 0; t < 8; ++t) server.set_script(t, script_of({"ok", "ok"}));
+  for (const LiveTask& t : run_live(config, 0, 8)) EXPECT_EQ(t.outcome.name(), "done") << t.error;
+  EXPECT_EQ(server.accepted(), 16u);
+  for (const LoggedRequest& r : server.log(3).requests) EXPECT_EQ(r.header("connection"), "close");
+}
+
+TEST(KeepAlive, EveryFaultClosesTheConnectionAndTheNextRequestConnectsAfresh) {
+  // Call 0 leaves its connection idle; call 1's first request reuses it and
+  // is reset; every later request follows a fault, even those the server
+  // ended cleanly (no_stop, overloaded, malformed, the 529), so each gets a
+  // fresh connection: 7 requests over 6 connections.
+  Server server;
+  const Policy policy = policy_of(PolicyKind::layered, 2, 3, 0, 2);
+  TaskPlan plan;
+  plan.task = 0;
+  plan.requests = {std::nullopt,        FaultKind::reset,    FaultKind::no_stop, FaultKind::overloaded,
+                   FaultKind::malformed, FaultKind::http_529, std::nullopt};
+  server.set_script(0, script_of_plan(plan));
+  const ClientConfig config = config_for(policy, server.port());
+  const LiveTask t = run_live(config, 0, 1).at(0);
+  const Prediction want = predict(policy, plan, config.timing);
+  EXPECT_EQ(t.outcome.name(), "done") << t.error;
+  EXPECT_EQ(want.outcome.name(), "done");
+  EXPECT_EQ(t.requests, 7);
+  EXPECT_EQ(want.requests, 7);
+  EXPECT_EQ(t.seen, plan.requests);
+  EXPECT_EQ(server.log(0).requests.size(), 7u);
+  EXPECT_EQ(server.accepted(), 6u);
+}
+
 // ---- Against a stub: what the mock server never does -----------------------
 
 namespace asio = boost::asio;
@@ -528,6 +584,120 @@ TEST(LiveClient, AStreamThatBreaksOffInsideTheChunkedBodyIsACut) {
   EXPECT_EQ(t.outcome.name(), "env_error:cut");
   EXPECT_EQ(t.requests, 3);
   EXPECT_EQ(t.seen, (std::vector<std::optional<FaultKind>>(3, FaultKind::cut)));
+}
+
+
+// Answers every request with a healthy keep-alive stream for its task, one
+// connection after another, `connections` of them; after each answer it
+// goes on as `after` says. A close is a lingering one (FIN, then read until
+// the client closes), so the client never sees a reset.
+class KeepAliveStub {
+ public:
+  enum class After {
+    keep,           // wait for the next request on the connection
+    close,          // close at once
+    read_then_close // read the next request, then close without a byte
+  };
+  KeepAliveStub(After after, bool say_close, int connections)
+      : acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}) {
+    thread_ = std::thread([this, after, say_close, connections] {
+      for (int i = 0; i < connections; ++i) {
+        asio::ip::tcp::socket socket(ioc_);
+        boost::system::error_code ec;
+        acceptor_.accept(socket, ec);
+        if (ec) return;
+        ++accepted;
+        beast::flat_buffer buffer;
+        for (;;) {
+          http::request<http::string_body> req;
+          http::read(socket, buffer, req, ec);
+          if (ec) break;
+          ++read;
+          const std::string target(req.target());
+          const std::int64_t task = std::stoll(target.substr(3, target.find('/', 3) - 3));
+          asio::write(socket, asio::buffer(stream(task, say_close)), ec);
+          if (ec) break;
+          ++answered;
+          if (after == After::keep) continue;
+          if (after == After::read_then_close) {
+            http::request<http::string_body> next;
+            http::read(socket, buffer, next, ec);
+            if (ec) break;
+            ++read;
+          }
+          // A lingering close: FIN now, then whatever comes until the client closes.
+          socket.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+          char scratch[4096];
+          while (!ec) socket.read_some(asio::buffer(scratch), ec);
+          break;
+        }
+      }
+    });
+  }
+  ~KeepAliveStub() { thread_.join(); }
+  int port() const { return acceptor_.local_endpoint().port(); }
+
+  static std::string stream(std::int64_t task, bool say_close) {
+    const std::string delta = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                              "\"delta\":{\"type\":\"text_delta\",\"text\":\"" + expected_text(task) + "\"}}\n\n";
+    return "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n" +
+           std::string(say_close ? "connection: close\r\n" : "") + "\r\n" + chunk(delta) +
+           chunk("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n") + "0\r\n\r\n";
+  }
+
+  std::atomic<int> accepted{0}, read{0}, answered{0};
+
+ private:
+  asio::io_context ioc_;
+  asio::ip::tcp::acceptor acceptor_;
+  std::thread thread_;
+};
+
+ClientConfig three_calls(int port) {
+  return config_for(policy_of(PolicyKind::layered, 2, 2, 0, 3), port);
+}
+
+void expect_three_clean_calls(const LiveTask& t) {
+  EXPECT_EQ(t.outcome.name(), "done") << t.error;
+  EXPECT_EQ(t.requests, 3);
+  EXPECT_EQ(t.retry_counts, (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(t.seen, (std::vector<std::optional<FaultKind>>(3, std::nullopt)));
+}
+
+TEST(KeepAlive, AStubThatKeepsTheConnectionServesEveryCallOnOne) {
+  KeepAliveStub stub(KeepAliveStub::After::keep, false, 1);
+  expect_three_clean_calls(run_live(three_calls(stub.port()), 0, 1).at(0));
+  EXPECT_EQ(stub.accepted, 1);
+  EXPECT_EQ(stub.answered, 3);
+}
+
+TEST(KeepAlive, AConnectionTheServerMarkedCloseIsNotReused) {
+  // The stub would answer a second request on it; the client never asks.
+  KeepAliveStub stub(KeepAliveStub::After::keep, true, 3);
+  expect_three_clean_calls(run_live(three_calls(stub.port()), 0, 1).at(0));
+  EXPECT_EQ(stub.accepted, 3);
+  EXPECT_EQ(stub.read, 3);
+}
+
+TEST(KeepAlive, AnIdleConnectionTheServerClosedIsNeitherARequestNorAFault) {
+  // Closed after each answer: the client finds it closed before the reuse,
+  // or sends on it and gets a clean end before any byte; either way it
+  // connects afresh and counts the request once.
+  KeepAliveStub stub(KeepAliveStub::After::close, false, 3);
+  expect_three_clean_calls(run_live(three_calls(stub.port()), 0, 1).at(0));
+  EXPECT_EQ(stub.accepted, 3);
+  EXPECT_EQ(stub.answered, 3);
+}
+
+TEST(KeepAlive, ARequestTheServerReadAndDroppedOnAReusedConnectionIsSentAgainUncounted) {
+  // The server closes the moment the next request arrives: what a client
+  // sees when an idle timeout fires as its request leaves. Five requests
+  // reach the stub, three are answered; the task counts three.
+  KeepAliveStub stub(KeepAliveStub::After::read_then_close, false, 3);
+  expect_three_clean_calls(run_live(three_calls(stub.port()), 0, 1).at(0));
+  EXPECT_EQ(stub.accepted, 3);
+  EXPECT_EQ(stub.read, 5);
+  EXPECT_EQ(stub.answered, 3);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // one error line. Skipped when relsim was built without MPI or mpirun is
 // missing.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "relsim/parallel.hpp"
 
@@ -107,6 +109,88 @@ TEST(Mpi, BadInputEndsTheJobWithOneLine) {
   int ours = 0;
   for (std::string line; std::getline(lines, line);) ours += line.rfind("relsim: error:", 0) == 0;
   EXPECT_EQ(ours, 1) << c.err;
+}
+
+// Commands that are not split run on rank 0 alone: one copy of the output,
+// and the same exit code as one process.
+TEST(Mpi, UnsplitCommandsPrintOnce) {
+  SKIP_WITHOUT_MPI();
+  const std::string known = std::string(RELSIM_SOURCE_DIR) + "/data/known_values.csv";
+  expect_same_output("check " + known);
+  expect_same_output("plan --p 0.3 --q 0.8 --r 2 --n 2 --tasks 50 --seed 7");
+  expect_same_output("exact --p 0.3 --q 0.8 --r 2 --n 2 --json");
+  const Captured help = run(mpirun(2) + "simulate --help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_EQ(help.out, run(kExe + " simulate --help").out);
+}
+
+// A failure of rank 0 alone (the other rank waits, it runs nothing) still ends
+// the job at once with one line.
+TEST(Mpi, FailureOnRankZeroAloneEndsTheJob) {
+  SKIP_WITHOUT_MPI();
+  const Captured c = run(mpirun(2) + "check /nonexistent/known_values.csv");
+  EXPECT_EQ(c.code, 2) << c.err;
+  EXPECT_TRUE(c.out.empty()) << c.out;
+  std::istringstream lines(c.err);
+  int ours = 0;
+  for (std::string line; std::getline(lines, line);) ours += line.rfind("relsim: error:", 0) == 0;
+  EXPECT_EQ(ours, 1) << c.err;
+}
+
+// The pid of the process of `rank` among mpirun's descendants, read from the
+// environment Open MPI gives each rank; 0 when none is there yet.
+pid_t rank_pid(int rank) {
+  const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec;
+    if (fs::read_symlink(entry.path() / "exe", ec) != fs::path(kExe) || ec) continue;
+    const std::string env = slurp(entry.path() / "environ");
+    std::size_t at = 0;
+    for (std::size_t end; (end = env.find('\0', at)) != std::string::npos; at = end + 1)
+      if (env.compare(at, end - at, want) == 0) return static_cast<pid_t>(std::stol(name));
+  }
+  return 0;
+}
+
+// A rank killed mid-run ends the whole job: non-zero, no hang (mpirun is
+// bounded by `timeout`), and no output file, whole or partial.
+TEST(Mpi, KilledRankEndsTheJobWithoutAnOutputFile) {
+  SKIP_WITHOUT_MPI();
+  const fs::path dir = fs::temp_directory_path() / ("relsim_mpi_kill." + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path csv = dir / "sweep.csv";
+  // Long enough that it is still running when killed (minutes on one core).
+  const std::string command = "OMP_NUM_THREADS=1 " + mpirun(2) +
+                              "sweep --p 0.1:0.9:0.1 --q 0.95 --r 2 --n 50 --tasks 100000000 --out '" + csv.string() +
+                              "' >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  pid_t victim = 0;
+  for (int i = 0; i < 600 && victim == 0; ++i) {  // up to 30 s for mpirun to start the ranks
+    ::usleep(50'000);
+    victim = rank_pid(1);
+  }
+  ASSERT_NE(victim, 0) << "rank 1 never appeared";
+  ::usleep(300'000);  // let it get into the work
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0);
+  EXPECT_NE(WEXITSTATUS(status), 124) << "mpirun hung until the timeout";
+  EXPECT_TRUE(slurp(dir / "out").empty());
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().filename() != "out" && entry.path().filename() != "err") left.push_back(entry.path().string());
+  EXPECT_TRUE(left.empty()) << "left behind: " << left.front();
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -324,7 +325,9 @@ struct ProcessRun {
 
 // Runs the built relsim with `args` under `env` (e.g. "OMP_NUM_THREADS=2").
 ProcessRun run_relsim(const std::string& env, const std::string& args) {
-  const std::string err_file = ::testing::TempDir() + "relsim_simulate_test_stderr.txt";
+  // One file per test process: ctest runs the SimulateCli cases side by side.
+  const std::string err_file =
+      ::testing::TempDir() + "relsim_simulate_test_stderr_" + std::to_string(::getpid()) + ".txt";
   const std::string cmd = env + " " + RELSIM_EXE + " " + args + " 2>" + err_file;
   ProcessRun run;
   FILE* pipe = ::popen(cmd.c_str(), "r");
@@ -338,6 +341,8 @@ ProcessRun run_relsim(const std::string& env, const std::string& args) {
   std::stringstream ss;
   ss << in.rdbuf();
   run.err = ss.str();
+  in.close();
+  std::remove(err_file.c_str());
   return run;
 }
 
@@ -550,8 +555,9 @@ TEST(Simulate, StallIsThreeQuartersOfFaultsWithWeightsCut1Stall3) {
   const std::int64_t stall = sim.faults[static_cast<std::size_t>(FaultKind::stall)];
   EXPECT_TRUE(binomial_interval(IntervalKind::wilson, stall, bad, 0.999).covers(0.75)) << stall << "/" << bad;
   for (int k = 0; k < kFaultKinds; ++k)
-    if (k != static_cast<int>(FaultKind::cut) && k != static_cast<int>(FaultKind::stall))
+    if (k != static_cast<int>(FaultKind::cut) && k != static_cast<int>(FaultKind::stall)) {
       EXPECT_EQ(sim.faults[static_cast<std::size_t>(k)], 0) << to_string(static_cast<FaultKind>(k));
+    }
   // Simple policy: the good requests are exactly the successful calls.
   EXPECT_EQ(bad, sim.requests - sim.calls_succeeded);
   // And the successful calls follow from the histogram's done tasks plus the

@@ -13,6 +13,21 @@
 // (all its retries), the whole task (its deadline). `naive` has no idle
 // timeout and no call timeout, like a first agent loop over an SDK: a stall
 // waits for the task deadline and ends as `hang`.
+//
+// Connections (ClientConfig::keep_alive): HTTP/1.1 keep-alive, as the SDKs'
+// HTTP clients pool them. Each worker of the window (each position of a
+// wave) keeps one idle connection; the next request of its task, or its
+// next task, reuses it. Only a clean, complete 200 stream (terminating chunk,
+// message_stop, no `connection: close`) returns a connection to its worker;
+// after a fault, a timeout or an error status it is closed and the next
+// request connects afresh, so a fault never leaks into the next request.
+// A connection the server closed while it was idle is not a fault and not a
+// request: it is found before the reuse (a non-blocking peek), or, if the
+// server closes it in that moment, by a clean end of stream before any
+// response byte (or a failed write), and the request goes out again on a
+// fresh connection, counted once. A reset is never taken for an idle close:
+// it is the `reset` fault. (A reply "empty" on a reused connection looks
+// just like an idle close and is resent; plans never script it.)
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -43,6 +58,9 @@ struct ClientConfig {
   // ends.
   bool coordinated_start = true;
   int threads = 1;  // threads running the io_context
+  // Reuse connections (see above); false: one connection per request, each
+  // request saying `connection: close` (the baseline of bench_live).
+  bool keep_alive = true;
 };
 inline constexpr int kMaxConcurrency = 10'000;
 inline constexpr int kMaxClientThreads = 256;

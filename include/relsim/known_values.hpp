@@ -24,6 +24,8 @@ struct KnownValue {
 // column or a row with the wrong number of fields throws InputError naming
 // the file, the line and the value.
 std::vector<KnownValue> read_known_values(const std::string& path);
+// The same on the file's text; `where` stands for the file in messages.
+std::vector<KnownValue> parse_known_values(const std::string& text, const std::string& where);
 
 // Parses a whole string as a finite double / an integer; throws InputError
 // naming `what` and the text otherwise.

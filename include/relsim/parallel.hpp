@@ -6,6 +6,7 @@
 // process. Built without MPI (RELSIM_HAVE_MPI undefined), or run without
 // mpirun, everything here is the single-process case: rank 0 of 1.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,12 @@ void broadcast(std::vector<double>& values, const Share& share);
 // Every rank's strings gathered to rank 0, rank 0's first, then rank 1's...
 // (other ranks get an empty vector).
 std::vector<std::string> gather_strings(const std::vector<std::string>& mine, const Share& share);
+
+// For a command that is not split over ranks (check, plan, oracle, live, demo,
+// serve): rank 0 runs `job` and prints; the other ranks wait for it, asleep
+// rather than spinning in a collective, and return its exit code. A failure
+// inside `job` ends the whole job from rank 0 (abort_job).
+int on_root(const std::function<int()>& job, const Share& share);
 
 // Ends a job of several ranks after this rank has failed: the message is
 // printed once (by rank 0, or by the failing rank when rank 0 did not fail

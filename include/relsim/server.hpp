@@ -151,6 +151,7 @@ class Server {
   // Waits until `count` requests of the task have finished (logged with an end).
   bool wait_finished(std::int64_t task, std::size_t count, std::chrono::milliseconds limit) const;
   std::size_t connections() const;  // open now
+  std::size_t accepted() const;     // served since the start (open or closed)
 
   // Closes the listener and every connection (held ones too) and joins the
   // threads. Idempotent.

@@ -31,6 +31,9 @@ class SseParser {
   bool pending() const { return !line_.empty() || has_fields_; }
   // Lines longer than this throw std::length_error (a bound on memory).
   static constexpr std::size_t kMaxLine = 1 << 20;
+  // So does an event whose data lines add up to more than this: short lines
+  // with no blank line between them would otherwise pile up without end.
+  static constexpr std::size_t kMaxEvent = 16 << 20;
 
  private:
   void line(std::string_view text, const Sink& sink);
@@ -39,7 +42,8 @@ class SseParser {
   bool after_cr_ = false;  // the previous byte was CR: a following LF belongs to it
   bool started_ = false;   // a leading UTF-8 BOM has been checked for
   bool has_fields_ = false;
-  std::vector<std::string> data_;
+  std::string data_;  // the data lines so far, joined with "\n"
+  bool has_data_ = false;
   SseEvent next_;
   std::size_t events_ = 0;
 };

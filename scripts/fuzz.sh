@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Fuzzes relsim's parsers with libFuzzer (tests/fuzz): configures and builds
+# build-fuzz with clang, ASan and UBSan (-DRELSIM_FUZZ=ON), replays the kept
+# findings (tests/fuzz/regressions/TARGET/*), then runs each target for a
+# bounded time over a copy of its seed corpus (tests/fuzz/corpus/TARGET), so
+# the committed corpus never grows; new units, logs and crash inputs go to
+# build-fuzz/fuzz-runs/TARGET. Prints executions, exec/s, coverage and
+# crashes per target and exits non-zero if any target crashed.
+#
+#   scripts/fuzz.sh [--seconds N] [TARGET...]    N per target, default 60
+#
+# A crash input reproduces with build-fuzz/fuzz/TARGET FILE; keep it under
+# tests/fuzz/regressions/TARGET/ and as a test in tests/fuzz_regression_test.cpp.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=60
+targets=()
+while (($#)); do
+  case $1 in
+    --seconds) seconds=${2:-}; shift 2 || { echo "fuzz.sh: --seconds needs a value" >&2; exit 2; } ;;
+    --seconds=*) seconds=${1#--seconds=}; shift ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "fuzz.sh: unknown option '$1' (use --seconds N and target names)" >&2; exit 2 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+if ! [[ $seconds =~ ^[0-9]+$ ]] || ((seconds < 1 || seconds > 86400)); then
+  echo "fuzz.sh: --seconds '$seconds' is out of range: it must be an integer in [1, 86400]" >&2
+  exit 2
+fi
+
+start=$SECONDS
+scripts/install-deps.sh clang libclang-rt-dev libomp-dev  # libFuzzer, ASan, UBSan; OpenMP for clang
+build=build-fuzz
+cxx=$(command -v clang++ || command -v clang++-14 || true)
+[ -n "$cxx" ] || { echo "fuzz.sh: no clang++ found (apt-get install clang)" >&2; exit 1; }
+[ -f $build/CMakeCache.txt ] || cmake -S . -B $build -G Ninja -DCMAKE_CXX_COMPILER="$cxx" \
+  -DCMAKE_BUILD_TYPE=Release -DRELSIM_FUZZ=ON -DRELSIM_BUILD_TESTS=OFF -DRELSIM_BUILD_BENCH=OFF \
+  -DRELSIM_MPI=OFF >/dev/null
+cmake --build $build --parallel "$(nproc)"
+
+if ((${#targets[@]} == 0)); then
+  for f in tests/fuzz/fuzz_*.cpp; do targets+=("$(basename "$f" .cpp)"); done
+fi
+
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+failed=()
+rows=()
+for t in "${targets[@]}"; do
+  exe=$build/fuzz/$t
+  [ -x "$exe" ] || { echo "fuzz.sh: no target '$t' (have: $(ls $build/fuzz | tr '\n' ' '))" >&2; exit 2; }
+  run=$build/fuzz-runs/$t
+  rm -rf "$run"
+  mkdir -p "$run/corpus" "$run/artifacts"
+  cp tests/fuzz/corpus/"$t"/* "$run/corpus/"
+  args=(-timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=8192 -print_final_stats=1
+        -artifact_prefix="$run/artifacts/")
+  [ -f tests/fuzz/dict/"$t".dict ] && args+=(-dict=tests/fuzz/dict/"$t".dict)
+
+  # The kept findings first: each must pass now.
+  if compgen -G "tests/fuzz/regressions/$t/*" >/dev/null; then
+    if ! "$exe" "${args[@]}" tests/fuzz/regressions/"$t"/* >"$run/regressions.log" 2>&1; then
+      echo "fuzz.sh: $t fails a kept finding (tests/fuzz/regressions/$t); see $run/regressions.log" >&2
+      failed+=("$t")
+    fi
+  fi
+
+  echo "fuzz.sh: $t for ${seconds} s" >&2
+  rc=0
+  "$exe" "${args[@]}" -max_total_time="$seconds" "$run/corpus" >"$run/fuzz.log" 2>&1 || rc=$?
+  stat_of() { sed -n "s/^stat::$1: *//p" "$run/fuzz.log" | tail -1; }
+  cov() { grep -aE "^#[0-9]+[[:space:]]+$1 " "$run/fuzz.log" | tail -1 | sed -n 's/.* cov: \([0-9]*\).*/\1/p'; }
+  crashes=$(find "$run/artifacts" -type f | wc -l)
+  seeds=$(find tests/fuzz/corpus/"$t" -type f | wc -l)
+  units=$(find "$run/corpus" -type f | wc -l)
+  rows+=("$(printf '%-22s %10s %8s %6s -> %-6s %5s -> %-6s %7s' "$t" "$(stat_of number_of_executed_units)" \
+    "$(stat_of average_exec_per_sec)" "$(cov INITED)" "$(cov DONE)" "$seeds" "$units" "$crashes")")
+  if ((rc != 0 || crashes > 0)); then
+    failed+=("$t")
+    echo "fuzz.sh: $t crashed (exit $rc); inputs in $run/artifacts, log $run/fuzz.log:" >&2
+    grep -E "ERROR|SUMMARY|runtime error|deadly signal|Test unit written" "$run/fuzz.log" | head -10 >&2 || true
+  fi
+done
+
+printf '%-22s %10s %8s %16s %16s %7s\n' target executions exec/s "cov (edges)" "corpus (units)" crashes
+printf '%s\n' "${rows[@]}"
+echo "fuzz.sh: ${#targets[@]} targets, ${seconds} s each, $((SECONDS - start)) s in all"
+if ((${#failed[@]})); then
+  echo "fuzz.sh: FAILED: ${failed[*]}" >&2
+  exit 1
+fi

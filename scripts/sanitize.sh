@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Builds relsim with sanitizers and runs the tests under them (issue 8).
+#
+#   scripts/sanitize.sh asan [ctest args...]  # GCC, AddressSanitizer + UBSan, every test but the notebooks
+#   scripts/sanitize.sh tsan [ctest args...]  # clang-14, ThreadSanitizer, every test but notebooks and Mpi.*
+#   scripts/sanitize.sh all                   # both, asan first
+#
+# Extra arguments go to ctest (for example `-R Enumerate`) and replace the
+# default test selection. Each build has its own tree (build-asan,
+# build-tsan), so the Release build in build/ is left alone. The relsim
+# executable that the CLI, live and MPI tests start is sanitized too.
+#
+# ThreadSanitizer cannot see the futex-based barriers of GCC's libgomp, so
+# every OpenMP region would be reported as a race. The TSan build therefore
+# uses clang-14 with LLVM's OpenMP runtime (libomp-14-dev) and its Archer tool
+# (libarcher.so, same package), which tells TSan about OpenMP's
+# synchronisation; libomp loads it through OMP_TOOL_LIBRARIES below.
+#
+# Suppressions live in tests/sanitizers/, each with the reason it exists
+# (only lsan.supp, for Open MPI; TSan needs none).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() {
+  echo "usage: scripts/sanitize.sh asan|tsan|all [ctest args...]" >&2
+  exit 2
+}
+(($# >= 1)) || usage
+mode=$1
+shift
+
+jobs=$(nproc)
+supp=$PWD/tests/sanitizers
+
+# Seconds since the epoch, for the build and test times printed at the end.
+now() { date +%s; }
+
+# configure DIR CMAKE_ARGS...: -O1 -g keeps the sanitized tests fast enough
+# for CI and the reports readable; NDEBUG stays off so RELSIM_ASSERT and
+# assert() are checked as well. No benches: they are always Release.
+configure() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DRELSIM_BUILD_BENCH=OFF "$@" >/dev/null
+}
+
+# run NAME DIR CTEST_ARGS...: builds DIR and runs ctest in it, timing both.
+run() {
+  local name=$1 dir=$2
+  shift 2
+  local t0 t1 t2
+  t0=$(now)
+  cmake --build "$dir" --parallel "$jobs"
+  t1=$(now)
+  local status=0
+  ctest --test-dir "$dir" --output-on-failure --no-tests=error --parallel "$jobs" "$@" || status=$?
+  t2=$(now)
+  printf 'sanitize %s: build %dm%02ds, tests %dm%02ds, ctest exit %d\n' "$name" \
+    $(((t1 - t0) / 60)) $(((t1 - t0) % 60)) $(((t2 - t1) / 60)) $(((t2 - t1) % 60)) "$status" >&2
+  return "$status"
+}
+
+asan() {
+  scripts/install-deps.sh
+  # -fno-sanitize-recover makes every UBSan finding fatal, as ASan's are;
+  # _GLIBCXX_ASSERTIONS adds the bounds checks ASan cannot do (an index past
+  # size() but inside a vector's capacity).
+  local flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -D_GLIBCXX_ASSERTIONS"
+  configure build-asan -DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
+  local args=("$@")
+  ((${#args[@]})) || args=(-E '^notebooks$')
+  local asan_options=detect_leaks=1:abort_on_error=1:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1
+  # The Mpi tests' ranks (mpirun relsim ...): Open MPI sets the variables of
+  # mca_base_env_list in each rank only. The slow unwinder there gives leak
+  # stacks that reach MPI_Init_thread through libmpi (built without frame
+  # pointers), so tests/sanitizers/lsan.supp can match them; keeping MPI's
+  # plugins loaded keeps their frames symbolized.
+  OMPI_MCA_mca_base_env_list="ASAN_OPTIONS=$asan_options:fast_unwind_on_malloc=0" \
+    OMPI_MCA_mca_base_component_disable_dlclose=1 \
+    ASAN_OPTIONS=$asan_options \
+    LSAN_OPTIONS=suppressions=$supp/lsan.supp:print_suppressions=0 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    OMP_NUM_THREADS=2 \
+    run asan build-asan "${args[@]}"
+}
+
+tsan() {
+  scripts/install-deps.sh clang-14 libomp-14-dev libclang-rt-14-dev
+  local flags="-fsanitize=thread -fno-omit-frame-pointer"
+  configure build-tsan -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread"
+  # The Mpi tests are left out: Open MPI (uninstrumented) runs its own
+  # progress threads in each rank, which TSan cannot follow; the ranks
+  # themselves are processes and share no memory.
+  local args=("$@")
+  ((${#args[@]})) || args=(-E '^(notebooks|Mpi\..*)$')
+  # OMP_NUM_THREADS=4 on two cores so OpenMP regions really run threads
+  # side by side (tests that set their own thread count keep it).
+  # ignore_noninstrumented_modules: libomp's own bookkeeping (its locks,
+  # its allocator) is not instrumented; Archer asks for this option so that
+  # only accesses from instrumented code (relsim, the tests) are reported.
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4:ignore_noninstrumented_modules=1" \
+    OMP_TOOL_LIBRARIES=/usr/lib/llvm-14/lib/libarcher.so \
+    OMP_NUM_THREADS=4 \
+    run tsan build-tsan "${args[@]}"
+}
+
+case $mode in
+  asan) asan "$@" ;;
+  tsan) tsan "$@" ;;
+  all)
+    status=0
+    asan "$@" || status=$?
+    tsan "$@" || status=$?
+    exit "$status"
+    ;;
+  *) usage ;;
+esac

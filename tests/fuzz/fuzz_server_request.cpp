@@ -1,0 +1,113 @@
+// libFuzzer target: the mock server's request handling (server.hpp,
+// sim/server.cpp) over a real loopback connection: Beast's request parser
+// with the server's header and body limits, keep-alive and pipelining,
+// Expect: 100-continue, path routing, the messages endpoint's body check and
+// the control endpoints (scripts, logs, releases, gates).
+//
+// Each input is one connection's worth of bytes. A fresh server per input
+// keeps a crash reproducible from its input alone (no script or gate left
+// over from an earlier one); its timeouts are short so a held or paced reply
+// costs little. The bytes are written, the connection half-closed and the
+// reply read until the server closes or 300 ms pass; then the server must
+// still answer GET /control/health with 200, and must stop (the libFuzzer
+// -timeout catches a stop that hangs). A crash, a sanitizer report, an
+// exception inside a connection (RELSIM_FUZZING turns the server's catch
+// into an abort) or a server that no longer answers is a bug.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "relsim/server.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Writes what the server takes; it may close early (a refused request).
+void send_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n <= 0) return;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// Reads until the server closes (or resets), or until `limit` passes.
+std::string read_until_close(int fd, std::chrono::milliseconds limit) {
+  std::string out;
+  const auto until = Clock::now() + limit;
+  char buf[16384];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) break;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+void check_health(const relsim::Server& server) {
+  const int fd = connect_to(server.port());
+  if (fd < 0) {
+    std::fprintf(stderr, "fuzz_server_request: cannot connect for the health check\n");
+    std::abort();
+  }
+  send_all(fd, "GET /control/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  const std::string reply = read_until_close(fd, std::chrono::milliseconds(5000));
+  ::close(fd);
+  if (reply.rfind("HTTP/1.1 200 ", 0) != 0) {
+    std::fprintf(stderr, "fuzz_server_request: the health check got '%.200s'\n", reply.c_str());
+    std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  relsim::ServerConfig config;
+  config.read_timeout = std::chrono::milliseconds(200);
+  config.keep_alive_timeout = std::chrono::milliseconds(200);
+  config.linger_timeout = std::chrono::milliseconds(50);
+  config.max_tasks = 100;
+  config.max_log_entries = 100;
+  config.max_log_bytes = 1 << 20;
+  relsim::Server server(config);
+
+  const int fd = connect_to(server.port());
+  if (fd < 0) std::abort();
+  send_all(fd, std::string_view(reinterpret_cast<const char*>(data), size));
+  ::shutdown(fd, SHUT_WR);
+  read_until_close(fd, std::chrono::milliseconds(300));
+  ::close(fd);
+
+  check_health(server);
+  server.stop();
+  return 0;
+}
