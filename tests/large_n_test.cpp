@@ -92,7 +92,9 @@ TEST(LargeN, FiftyAndAThousandRetriesAreAccepted) {
     EXPECT_TRUE(std::isfinite(r.log10_success)) << c.str();
     EXPECT_NEAR(r.success, relsim_test::closed_success(c), 1e-12) << c.str();
     EXPECT_NEAR(r.mean_requests, relsim_test::closed_mean(c), 1e-9 * relsim_test::closed_mean(c)) << c.str();
-    if (r.distribution_complete) EXPECT_NEAR(distribution_sum(r) + r.pruned_mass, 1.0, 1e-12) << c.str();
+    if (r.distribution_complete) {
+      EXPECT_NEAR(distribution_sum(r) + r.pruned_mass, 1.0, 1e-12) << c.str();
+    }
   }
 }
 

@@ -137,15 +137,18 @@ TEST(Mpi, FailureOnRankZeroAloneEndsTheJob) {
   EXPECT_EQ(ours, 1) << c.err;
 }
 
-// The pid of the process of `rank` among mpirun's descendants, read from the
-// environment Open MPI gives each rank; 0 when none is there yet.
-pid_t rank_pid(int rank) {
+// The pid of the relsim process of `rank` whose command line contains
+// `marker` (so that tests running side by side never pick each other's
+// ranks), from the environment Open MPI gives each rank; 0 when none is there
+// yet.
+pid_t rank_pid(int rank, const std::string& marker) {
   const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::error_code ec;
     if (fs::read_symlink(entry.path() / "exe", ec) != fs::path(kExe) || ec) continue;
+    if (slurp(entry.path() / "cmdline").find(marker) == std::string::npos) continue;
     const std::string env = slurp(entry.path() / "environ");
     std::size_t at = 0;
     for (std::size_t end; (end = env.find('\0', at)) != std::string::npos; at = end + 1)
@@ -175,7 +178,7 @@ TEST(Mpi, KilledRankEndsTheJobWithoutAnOutputFile) {
   pid_t victim = 0;
   for (int i = 0; i < 600 && victim == 0; ++i) {  // up to 30 s for mpirun to start the ranks
     ::usleep(50'000);
-    victim = rank_pid(1);
+    victim = rank_pid(1, csv.string());
   }
   ASSERT_NE(victim, 0) << "rank 1 never appeared";
   ::usleep(300'000);  // let it get into the work
