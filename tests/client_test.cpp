@@ -634,7 +634,13 @@ class KeepAliveStub {
       }
     });
   }
-  ~KeepAliveStub() { thread_.join(); }
+  ~KeepAliveStub() { finish(); }
+  // Waits until the stub has served its connections: the client's run is
+  // over and has closed them. Read the counters only after this, since the
+  // client can see an answer before the stub counts it.
+  void finish() {
+    if (thread_.joinable()) thread_.join();
+  }
   int port() const { return acceptor_.local_endpoint().port(); }
 
   static std::string stream(std::int64_t task, bool say_close) {
@@ -667,6 +673,7 @@ void expect_three_clean_calls(const LiveTask& t) {
 TEST(KeepAlive, AStubThatKeepsTheConnectionServesEveryCallOnOne) {
   KeepAliveStub stub(KeepAliveStub::After::keep, false, 1);
   expect_three_clean_calls(run_live(three_calls(stub.port()), 0, 1).at(0));
+  stub.finish();
   EXPECT_EQ(stub.accepted, 1);
   EXPECT_EQ(stub.answered, 3);
 }
@@ -675,6 +682,7 @@ TEST(KeepAlive, AConnectionTheServerMarkedCloseIsNotReused) {
   // The stub would answer a second request on it; the client never asks.
   KeepAliveStub stub(KeepAliveStub::After::keep, true, 3);
   expect_three_clean_calls(run_live(three_calls(stub.port()), 0, 1).at(0));
+  stub.finish();
   EXPECT_EQ(stub.accepted, 3);
   EXPECT_EQ(stub.read, 3);
 }
@@ -685,6 +693,7 @@ TEST(KeepAlive, AnIdleConnectionTheServerClosedIsNeitherARequestNorAFault) {
   // connects afresh and counts the request once.
   KeepAliveStub stub(KeepAliveStub::After::close, false, 3);
   expect_three_clean_calls(run_live(three_calls(stub.port()), 0, 1).at(0));
+  stub.finish();
   EXPECT_EQ(stub.accepted, 3);
   EXPECT_EQ(stub.answered, 3);
 }
@@ -695,6 +704,7 @@ TEST(KeepAlive, ARequestTheServerReadAndDroppedOnAReusedConnectionIsSentAgainUnc
   // reach the stub, three are answered; the task counts three.
   KeepAliveStub stub(KeepAliveStub::After::read_then_close, false, 3);
   expect_three_clean_calls(run_live(three_calls(stub.port()), 0, 1).at(0));
+  stub.finish();
   EXPECT_EQ(stub.accepted, 3);
   EXPECT_EQ(stub.read, 5);
   EXPECT_EQ(stub.answered, 3);
