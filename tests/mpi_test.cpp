@@ -64,6 +64,14 @@ bool mpi_usable() {
 #define SKIP_WITHOUT_MPI()                                                               \
   if (!mpi_usable()) GTEST_SKIP() << "relsim was built without MPI or mpirun is missing"
 
+// How many of stderr's lines are relsim's own `relsim: error:` lines.
+int error_lines(const std::string& err) {
+  std::istringstream lines(err);
+  int ours = 0;
+  for (std::string line; std::getline(lines, line);) ours += line.rfind("relsim: error:", 0) == 0;
+  return ours;
+}
+
 void expect_same_output(const std::string& args) {
   const Captured one = run(kExe + " " + args);
   const Captured two = run(mpirun(2) + args);
@@ -105,10 +113,7 @@ TEST(Mpi, BadInputEndsTheJobWithOneLine) {
   EXPECT_NE(c.code, 0);
   EXPECT_NE(c.code, 124) << "timed out";
   EXPECT_TRUE(c.out.empty()) << c.out;
-  std::istringstream lines(c.err);
-  int ours = 0;
-  for (std::string line; std::getline(lines, line);) ours += line.rfind("relsim: error:", 0) == 0;
-  EXPECT_EQ(ours, 1) << c.err;
+  EXPECT_EQ(error_lines(c.err), 1) << c.err;
 }
 
 // Commands that are not split run on rank 0 alone: one copy of the output,
@@ -131,10 +136,7 @@ TEST(Mpi, FailureOnRankZeroAloneEndsTheJob) {
   const Captured c = run(mpirun(2) + "check /nonexistent/known_values.csv");
   EXPECT_EQ(c.code, 2) << c.err;
   EXPECT_TRUE(c.out.empty()) << c.out;
-  std::istringstream lines(c.err);
-  int ours = 0;
-  for (std::string line; std::getline(lines, line);) ours += line.rfind("relsim: error:", 0) == 0;
-  EXPECT_EQ(ours, 1) << c.err;
+  EXPECT_EQ(error_lines(c.err), 1) << c.err;
 }
 
 // The pid of the relsim process of `rank` whose command line contains
