@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates the golden CSVs under data/golden/ from the current build.
-# Run only when a change of output is intended, and say why in the commit.
+# Regenerates the golden outputs under data/golden/ (the sweep CSV and every
+# case of data/golden/cases.txt) from the current build. Run only when a
+# change of output is intended, and say why in the commit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RELSIM_UPDATE_GOLDEN=1 build/tests/relsim_tests --gtest_filter='Sweep.MatchesGoldenCsv'
+RELSIM_UPDATE_GOLDEN=1 build/tests/relsim_tests --gtest_filter='Sweep.MatchesGoldenCsv:Cases/Golden.*' >/dev/null
 git diff --stat -- data/golden
