@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "relsim/enumerate.hpp"
+#include "relsim/exact/enumerate.hpp"
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <chrono>
 #include <cstdint>
 
-#include "relsim/enumerate.hpp"
-#include "relsim/exact.hpp"
+#include "relsim/exact/enumerate.hpp"
+#include "relsim/exact/exact.hpp"
 
 namespace {
 

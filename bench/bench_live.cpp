@@ -17,8 +17,8 @@
 
 #include <sys/resource.h>
 
-#include "relsim/client.hpp"
-#include "relsim/server.hpp"
+#include "relsim/live/client/client.hpp"
+#include "relsim/live/server/server.hpp"
 
 namespace {
 

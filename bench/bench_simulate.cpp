@@ -12,8 +12,8 @@
 #include <chrono>
 #include <random>
 
-#include "relsim/model.hpp"
-#include "relsim/simulate.hpp"
+#include "relsim/core/model.hpp"
+#include "relsim/montecarlo/simulate.hpp"
 
 namespace {
 

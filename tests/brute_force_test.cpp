@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "closed_form.hpp"
-#include "relsim/exact.hpp"
+#include "relsim/exact/exact.hpp"
 
 namespace relsim {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "relsim/model.hpp"
+#include "relsim/core/model.hpp"
 
 namespace relsim {
 namespace {

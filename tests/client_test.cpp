@@ -15,11 +15,11 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
-#include "relsim/client.hpp"
-#include "relsim/error.hpp"
-#include "relsim/oracle.hpp"
-#include "relsim/plan.hpp"
-#include "relsim/server.hpp"
+#include "relsim/live/client/client.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/live/oracle.hpp"
+#include "relsim/live/plan.hpp"
+#include "relsim/live/server/server.hpp"
 
 namespace relsim {
 namespace {

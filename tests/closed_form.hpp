@@ -15,8 +15,8 @@
 
 #include <fmt/format.h>
 
-#include "relsim/model.hpp"
-#include "relsim/policy.hpp"
+#include "relsim/core/model.hpp"
+#include "relsim/core/policy.hpp"
 
 namespace relsim_test {
 

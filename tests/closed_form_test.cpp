@@ -7,8 +7,8 @@
 #include <random>
 
 #include "closed_form.hpp"
-#include "relsim/enumerate.hpp"
-#include "relsim/exact.hpp"
+#include "relsim/exact/enumerate.hpp"
+#include "relsim/exact/exact.hpp"
 
 namespace relsim {
 namespace {

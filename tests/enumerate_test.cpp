@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "closed_form.hpp"
-#include "relsim/enumerate.hpp"
-#include "relsim/error.hpp"
-#include "relsim/exact.hpp"
+#include "relsim/exact/enumerate.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/exact/exact.hpp"
 
 namespace relsim {
 namespace {

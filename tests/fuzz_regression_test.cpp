@@ -20,13 +20,13 @@
 #include <string>
 #include <utility>
 
-#include "relsim/error.hpp"
-#include "relsim/grid.hpp"
-#include "relsim/known_values.hpp"
-#include "relsim/plan.hpp"
-#include "relsim/report.hpp"
-#include "relsim/server.hpp"
-#include "relsim/sse.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/sweep/grid.hpp"
+#include "relsim/sweep/known_values.hpp"
+#include "relsim/live/plan.hpp"
+#include "relsim/core/report.hpp"
+#include "relsim/live/server/server.hpp"
+#include "relsim/live/client/sse.hpp"
 
 namespace relsim {
 namespace {

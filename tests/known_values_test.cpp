@@ -8,9 +8,9 @@
 #include <string>
 
 #include "closed_form.hpp"
-#include "relsim/enumerate.hpp"
-#include "relsim/exact.hpp"
-#include "relsim/known_values.hpp"
+#include "relsim/exact/enumerate.hpp"
+#include "relsim/exact/exact.hpp"
+#include "relsim/sweep/known_values.hpp"
 
 namespace relsim {
 namespace {

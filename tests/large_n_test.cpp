@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "closed_form.hpp"
-#include "relsim/exact.hpp"
+#include "relsim/exact/exact.hpp"
 
 namespace relsim {
 namespace {

@@ -38,8 +38,8 @@
 #include <boost/asio/redirect_error.hpp>
 #include <fmt/format.h>
 
-#include "relsim/report.hpp"
-#include "relsim/server.hpp"
+#include "relsim/core/report.hpp"
+#include "relsim/live/server/server.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "relsim/parallel.hpp"
+#include "relsim/parallel/parallel.hpp"
 
 namespace {
 

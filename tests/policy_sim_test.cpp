@@ -2,11 +2,11 @@
 // against the oracle run over a plan drawn for the same seed (same counts).
 #include <gtest/gtest.h>
 
-#include "relsim/exact.hpp"
-#include "relsim/oracle.hpp"
-#include "relsim/plan.hpp"
-#include "relsim/simulate.hpp"
-#include "relsim/stats.hpp"
+#include "relsim/exact/exact.hpp"
+#include "relsim/live/oracle.hpp"
+#include "relsim/live/plan.hpp"
+#include "relsim/montecarlo/simulate.hpp"
+#include "relsim/montecarlo/stats.hpp"
 
 namespace relsim {
 namespace {

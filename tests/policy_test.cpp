@@ -7,10 +7,10 @@
 #include <map>
 #include <random>
 
-#include "relsim/error.hpp"
-#include "relsim/exact.hpp"
-#include "relsim/oracle.hpp"
-#include "relsim/plan.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/exact/exact.hpp"
+#include "relsim/live/oracle.hpp"
+#include "relsim/live/plan.hpp"
 
 namespace relsim {
 namespace {

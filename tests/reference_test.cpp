@@ -2,8 +2,8 @@
 // closed form (1 - p q^r)(1 - p0 q^r)^(n-1) evaluated here by hand.
 #include <gtest/gtest.h>
 
-#include "relsim/enumerate.hpp"
-#include "relsim/exact.hpp"
+#include "relsim/exact/enumerate.hpp"
+#include "relsim/exact/exact.hpp"
 
 namespace relsim {
 namespace {

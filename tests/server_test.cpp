@@ -25,9 +25,9 @@
 
 #include <fmt/format.h>
 
-#include "relsim/error.hpp"
-#include "relsim/plan.hpp"
-#include "relsim/server.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/live/plan.hpp"
+#include "relsim/live/server/server.hpp"
 
 extern char** environ;
 

@@ -18,11 +18,11 @@
 #include <Random123/philox.h>
 #include <boost/math/distributions/chi_squared.hpp>
 
-#include "relsim/error.hpp"
-#include "relsim/exact.hpp"
-#include "relsim/rng.hpp"
-#include "relsim/simulate.hpp"
-#include "relsim/stats.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/exact/exact.hpp"
+#include "relsim/core/rng.hpp"
+#include "relsim/montecarlo/simulate.hpp"
+#include "relsim/montecarlo/stats.hpp"
 
 namespace relsim {
 namespace {

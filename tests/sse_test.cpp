@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "relsim/client.hpp"
-#include "relsim/sse.hpp"
+#include "relsim/live/client/client.hpp"
+#include "relsim/live/client/sse.hpp"
 
 namespace relsim {
 namespace {

@@ -10,8 +10,8 @@
 #include <boost/math/distributions/binomial.hpp>
 #include <boost/math/special_functions/beta.hpp>
 
-#include "relsim/error.hpp"
-#include "relsim/stats.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/montecarlo/stats.hpp"
 
 namespace relsim {
 namespace {

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "relsim/error.hpp"
-#include "relsim/grid.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/sweep/grid.hpp"
 
 namespace {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "relsim/enumerate.hpp"
-#include "relsim/error.hpp"
-#include "relsim/exact.hpp"
+#include "relsim/exact/enumerate.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/exact/exact.hpp"
 
 namespace relsim {
 namespace {

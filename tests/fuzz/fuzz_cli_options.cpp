@@ -15,10 +15,10 @@
 #include <string>
 #include <string_view>
 
-#include "relsim/error.hpp"
-#include "relsim/faults.hpp"
-#include "relsim/grid.hpp"
-#include "relsim/known_values.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/core/faults.hpp"
+#include "relsim/sweep/grid.hpp"
+#include "relsim/sweep/known_values.hpp"
 
 namespace {
 

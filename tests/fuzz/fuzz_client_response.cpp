@@ -27,9 +27,9 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
-#include "relsim/client.hpp"
-#include "relsim/sse.hpp"
-#include "relsim/timing.hpp"
+#include "relsim/live/client/client.hpp"
+#include "relsim/live/client/sse.hpp"
+#include "relsim/live/timing.hpp"
 
 namespace http = boost::beast::http;
 

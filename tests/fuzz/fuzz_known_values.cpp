@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "relsim/error.hpp"
-#include "relsim/known_values.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/sweep/known_values.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

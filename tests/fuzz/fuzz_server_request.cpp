@@ -27,7 +27,7 @@
 #include <string>
 #include <string_view>
 
-#include "relsim/server.hpp"
+#include "relsim/live/server/server.hpp"
 
 namespace {
 

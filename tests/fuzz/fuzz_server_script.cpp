@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "relsim/error.hpp"
-#include "relsim/server.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/live/server/server.hpp"
 
 namespace {
 

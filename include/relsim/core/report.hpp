@@ -1,0 +1,36 @@
+#pragma once
+// Machine-readable and readable output of results. JSON numbers are printed
+// with 17 significant digits (enough to round-trip any double); non-finite
+// values, such as log10 of a zero probability, become null.
+#include <cstddef>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "relsim/exact/exact.hpp"
+
+namespace relsim {
+
+using Json = nlohmann::ordered_json;
+
+// Serialises with 17 significant digits for every floating-point number.
+std::string dump_json(const Json& value);
+
+// A value someone sent us, for a one-line error message: compact, invalid
+// UTF-8 replaced, cut to about `max_chars`. Serialising recurses once per
+// level of nesting, so a value nested deeper than kMaxExcerptDepth (a
+// megabyte of '[' would overflow the stack) is named by its type and size.
+inline constexpr std::size_t kMaxExcerptDepth = 32;
+std::string json_excerpt(const Json& value, std::size_t max_chars = 200);
+
+// The model's and policy's fields every JSON result starts with:
+// p, q, r, n, b, g, chain.
+Json model_json(const Model& model, const Policy& policy);
+
+// The `relsim exact --json` object for one result.
+Json exact_json(const Model& model, const Policy& policy, const ExactResult& result);
+
+// The `relsim exact` table; at most `max_rows` rows of the distribution.
+std::string exact_table(const Model& model, const Policy& policy, const ExactResult& result, int max_rows = 40);
+
+}  // namespace relsim

@@ -1,0 +1,79 @@
+#pragma once
+// Exact results (SPEC section 3): the transfer-matrix engine for every policy
+// of SPEC section 2, plus the result type shared with brute-force
+// enumeration (simple policy).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "relsim/core/faults.hpp"
+#include "relsim/core/model.hpp"
+#include "relsim/core/policy.hpp"
+
+namespace relsim {
+
+// One bar of the distribution of requests per task, split by outcome.
+struct RequestBin {
+  std::int64_t requests = 0;
+  Outcome outcome = Outcome::done;
+  double probability = 0.0;
+};
+
+struct ExactResult {
+  std::string method;             // "matrix" or "enumerate"
+  double success = 0.0;           // P(done)
+  double log10_success = 0.0;     // exact where success underflows; -inf when success is 0
+  double env_error = 0.0;         // P(env_error), all kinds
+  // P(each outcome class), indexed by index_of(OutcomeClass): done,
+  // env_error:<kind>, harness_error, crash:<kind>, hang, partial_done.
+  std::vector<double> outcomes = std::vector<double>(kOutcomeClasses, 0.0);
+  double wrong = 0.0;             // P(crash, hang or partial_done)
+  double mean_requests = 0.0;     // E[requests per task]
+  std::int64_t max_requests = 0;  // largest request count with positive probability
+  // Sorted by requests, then by outcome (done, env_error, harness_error,
+  // crash, hang, partial_done); bins of probability 0 left out.
+  std::vector<RequestBin> requests;
+  // False when the distribution was too large to compute (see ExactOptions);
+  // success, log10_success, env_error, mean and max are always exact.
+  bool distribution_complete = true;
+  // Probability mass dropped from the ends of the distribution because it
+  // lay below ExactOptions::prune_below (at most a few bins' worth of 1e-300).
+  double pruned_mass = 0.0;
+};
+
+struct ExactOptions {
+  // Kinds a bad request takes (they decide the layered policies' moves and
+  // name the outcomes). The simple policy's success does not depend on them.
+  FaultWeights kinds = FaultWeights::in_stream_uniform();
+  bool distribution = true;
+  // Distribution bins whose mass is below this are dropped from its ends.
+  double prune_below = 1e-300;
+  // Cap on bin updates (support x attempts x states^2 summed over calls)
+  // spent on the distribution; above it the distribution is left out.
+  // The default keeps a hopeless case (n = 10^6, r = 10) to a fraction of a second.
+  double max_distribution_work = 3e8;
+};
+
+// The engine: dynamic programming over (hidden state, call, call state) with
+// the per-call transfer matrices of the chain and the policy. O(n C k^2),
+// C the most requests of a call, for everything but the distribution.
+ExactResult exact_matrix(const Model& model, const Policy& policy, const ExactOptions& options = {});
+
+// The same over an explicit chain, from the given distribution of the hidden
+// state at the task's first request (fresh scope: chain.initial).
+ExactResult exact_matrix_from(const Chain& chain, const Eigen::RowVectorXd& start,
+                              const Policy& policy, const ExactOptions& options = {});
+
+// Continuous scope: the stationary distribution of the hidden state at the
+// first request of a task, when the chain runs on from task to task.
+Eigen::RowVectorXd continuous_start(const Chain& chain, const Policy& policy,
+                                    const FaultWeights& kinds = FaultWeights::in_stream_uniform());
+
+// The formula for independent faults, (1 - p^(r+1))^n.
+double independent_success(double p, const Policy& policy);
+
+// Largest absolute difference between two results: success, env_error and
+// every bin of the distribution.
+double max_abs_diff(const ExactResult& a, const ExactResult& b);
+
+}  // namespace relsim

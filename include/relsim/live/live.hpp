@@ -1,0 +1,45 @@
+#pragma once
+// The live check (SPEC section 5): draw the plan, ask the oracle, run every
+// task for real against the embedded mock server with the retrying client,
+// and compare each task's outcome and request count with the oracle's.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "relsim/live/client/client.hpp"
+#include "relsim/live/oracle.hpp"
+#include "relsim/live/plan.hpp"
+
+namespace relsim {
+
+// Timeouts short enough for loopback runs: 200 ms for headers and between
+// events, backoff scaled by 0.01, a 2 s task deadline (what a naive stall waits).
+ClientTiming live_timing();
+
+struct LiveCheck {
+  std::vector<Prediction> oracle;  // per task
+  std::vector<LiveTask> live;      // per task
+  std::vector<std::int64_t> mismatches;  // tasks whose live outcome or request count differ from the oracle's
+  std::map<std::string, std::int64_t> outcomes;  // live outcome name -> tasks
+  std::int64_t successes = 0, requests = 0, wrong = 0;
+  double wall_seconds = 0.0;  // the live part: server up to last task done
+};
+
+struct LiveOptions {
+  int concurrency = 32;
+  int client_threads = 1;
+  int server_threads = 1;
+  std::uint64_t jitter_seed = 0;  // of the client's backoff jitter
+  bool coordinated_start = true;
+};
+
+// Runs every task of `plan` live under `policy`. Throws InputError for bad
+// options or a plan the policy outruns.
+LiveCheck run_live_check(const Plan& plan, const Policy& policy, const ClientTiming& timing,
+                         const LiveOptions& options);
+
+// One line per task: task,oracle_outcome,oracle_requests,live_outcome,live_requests,seconds,match
+std::string live_csv(const LiveCheck& check);
+
+}  // namespace relsim

@@ -1,0 +1,60 @@
+#pragma once
+// Fault plans (SPEC section 5): for each task, the sequence of its requests,
+// each good ("ok") or a fault kind. A generated plan comes from the same
+// draws as `simulate` for the same seed, so a live run over it can be checked
+// task by task against the simulator and the oracle; a scripted plan says
+// what a test wants ("stall once", "http_529 always", explicit lists).
+//
+// File format (JSON Lines): a header object
+//   {"relsim_plan": 1, "tasks": N, "source": "generated"|"scripted", ...context}
+// then one object per task, in task order:
+//   {"task": 0, "requests": ["ok", "cut", "ok"]}
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "relsim/core/faults.hpp"
+#include "relsim/core/model.hpp"
+#include "relsim/core/policy.hpp"
+#include "relsim/core/report.hpp"
+#include "relsim/montecarlo/simulate.hpp"
+
+namespace relsim {
+
+using PlannedRequest = std::optional<FaultKind>;  // nullopt: a good request
+
+struct TaskPlan {
+  std::int64_t task = 0;
+  std::vector<PlannedRequest> requests;
+};
+
+struct Plan {
+  Json header;  // context: how the plan was made
+  std::vector<TaskPlan> tasks;
+};
+
+inline constexpr std::int64_t kMaxPlanTasks = 10'000'000;
+
+// The requests simulate(model, policy, config) draws for each task: every
+// request of each call the task reaches under `policy` (a call's run of bad
+// requests is listed whole, up to the most a call can send).
+Plan generate_plan(const Model& model, const Policy& policy, const SimConfig& config);
+
+enum class Times { once, always };
+Times parse_times(std::string_view word);  // throws InputError
+std::string_view to_string(Times times);
+
+// Every task: `kind` on its first request and good after ("once"), or on
+// every request ("always"); as many requests as the policy's worst case.
+Plan scripted_plan(std::int64_t tasks, FaultKind kind, Times times, const Policy& policy);
+
+std::string plan_name(const PlannedRequest& r);  // "ok" or the kind
+std::string write_plan(const Plan& plan);        // the JSON Lines text
+// Strict: throws InputError naming the file, line and value for malformed
+// JSON, a missing or wrong header, tasks out of order, unknown request names,
+// or more than kMaxPlanTasks tasks.
+Plan read_plan(const std::string& path);
+Plan parse_plan(const std::string& text, const std::string& where);
+
+}  // namespace relsim

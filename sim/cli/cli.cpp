@@ -1,0 +1,163 @@
+#include "relsim/cli/cli.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/parallel/parallel.hpp"
+
+namespace relsim {
+namespace cli {
+
+Model ModelArgs::model() const {
+  Model m;
+  m.p = p;
+  m.q = q_option->count() ? q : p;
+  m.b = b;
+  m.g = g;
+  m.chain = parse_chain_scope(chain);
+  validate(m);
+  return m;
+}
+
+Policy ModelArgs::policy() const {
+  Policy pol;
+  pol.n = n;
+  pol.r = r;
+  pol.s = s;
+  pol.B = B;
+  pol.kind = parse_policy_kind(policy_kind);
+  validate(pol);
+  return pol;
+}
+
+FaultWeights ModelArgs::fault_weights() const {
+  return kinds_option && kinds_option->count() ? parse_fault_weights(kinds) : FaultWeights::in_stream_uniform();
+}
+
+void add_policy_options(CLI::App& cmd, ModelArgs& a) {
+  cmd.add_option("--policy", a.policy_kind, "simple, naive, layered or budgeted (SPEC section 2)")->capture_default_str();
+  cmd.add_option("--s", a.s, fmt::format("HTTP-layer (SDK) retries, in [0, {}]; not used by simple", kMaxHttpRetries))
+      ->capture_default_str();
+  cmd.add_option("--B", a.B, "budgeted: cap on requests per call, >= 1");
+  a.kinds_option = cmd.add_option("--kinds", a.kinds,
+                 "fault-kind weights of bad requests, e.g. cut=1,stall=1,slow_headers=2; "
+                 "default uniform over cut,no_stop,malformed,overloaded,stall");
+}
+
+void add_model_options(CLI::App& cmd, ModelArgs& a, bool p_required) {
+  a.p_option = cmd.add_option("--p", a.p, "long-run fraction of bad requests, in [0, 1]")->required(p_required);
+  a.q_option = cmd.add_option("--q", a.q,
+                              "P(bad | previous bad), in [max(0, (2p-1)/p), 1]; default p (independent faults)");
+  cmd.add_option("--r", a.r, fmt::format("retries per call, in [0, {}]", kMaxRetries))->required(p_required);
+  a.n_option = cmd.add_option("--n", a.n, fmt::format("model calls per task, in [1, {}]", kMaxCalls))->required(p_required);
+  cmd.add_option("--b", a.b, "silent chain steps before a retry (backoff), >= 0")->capture_default_str();
+  cmd.add_option("--g", a.g, "silent chain steps before the next call, >= 0")->capture_default_str();
+  cmd.add_option("--chain", a.chain, "chain scope across tasks: fresh or continuous")->capture_default_str();
+}
+
+void add_timing_options(CLI::App& cmd, ClientTiming& t) {
+  cmd.add_option("--connect-timeout", t.connect_timeout, "seconds to connect")->capture_default_str();
+  cmd.add_option("--header-timeout", t.header_timeout, "seconds from request to response headers")
+      ->capture_default_str();
+  cmd.add_option("--idle-timeout", t.idle_timeout, "seconds between two stream events")->capture_default_str();
+  cmd.add_option("--call-timeout", t.call_timeout, "seconds for one model call with its retries")
+      ->capture_default_str();
+  cmd.add_option("--task-timeout", t.task_timeout, "seconds for a whole task (its deadline)")->capture_default_str();
+  cmd.add_option("--backoff-base", t.backoff_base, "backoff before retry k: min(base 2^k, cap) (1 - U/4)")
+      ->capture_default_str();
+  cmd.add_option("--backoff-cap", t.backoff_cap, "largest backoff, seconds")->capture_default_str();
+  cmd.add_option("--time-scale", t.time_scale, "multiplies every backoff (tests use small values)")
+      ->capture_default_str();
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path tmp = target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(fmt::format("cannot write '{}': cannot create a file in its folder", path));
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw InputError(fmt::format("cannot write '{}': write failed", path));
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw InputError(fmt::format("cannot write '{}': {}", path, ec.message()));
+  }
+}
+
+}  // namespace cli
+
+namespace {
+
+// One line on stderr and the exit code. Under MPI with several ranks, rank 0
+// alone prints for a failure every rank shares, and a failure on one rank
+// ends the whole job (parallel::abort_job) instead of leaving the others
+// waiting in a collective.
+int fail(const std::string& line, int code) {
+  if (!parallel::world().single()) parallel::abort_job(line, code);
+  std::cerr << line << "\n";
+  return code;
+}
+
+// Commands that are not split over MPI ranks run on rank 0 alone.
+cli::Runner on_root(cli::Runner job) {
+  return [job = std::move(job)] { return parallel::on_root(job, parallel::world()); };
+}
+
+int dispatch(int argc, char** argv) {
+  CLI::App app{"relsim: how often an agent task finishes when model requests fail in bursts"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "relsim 0.1.0");
+  // exact, simulate and sweep split their work over MPI ranks themselves.
+  const std::vector<cli::Runner> runners = {
+      cli::add_exact(app),           on_root(cli::add_check(app)), on_root(cli::add_plan(app)),
+      on_root(cli::add_oracle(app)), cli::add_simulate(app),       cli::add_sweep(app),
+      on_root(cli::add_demo(app)),   on_root(cli::add_live(app)),  on_root(cli::add_serve(app))};
+  try {
+    app.parse(argc, argv);
+    // Subcommands are listed in the order they were added, as are runners.
+    const auto all = app.get_subcommands({});
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i]->parsed()) return runners.at(i)();
+  } catch (const CLI::Success& e) {
+    if (!parallel::world().root()) return 0;  // --help and --version, printed once
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(fmt::format("relsim: error: {}", e.what()), cli::kExitInput);
+  } catch (const InputError& e) {
+    return fail(fmt::format("relsim: error: {}", e.what()), cli::kExitInput);
+  } catch (const std::exception& e) {
+    // A bug of relsim's (a failed RELSIM_ASSERT) or the system's (out of
+    // memory): still one line and a non-zero exit, never a core dump.
+    return fail(fmt::format("relsim: internal error: {}", e.what()), cli::kExitInternal);
+  }
+  return cli::kExitInput;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  // MPI runs from here to the return (finalised by the destructor), so every
+  // command sees the same world.
+  const parallel::Session mpi(argc, argv);
+  return dispatch(argc, argv);
+}
+
+}  // namespace relsim

@@ -1,0 +1,112 @@
+// relsim oracle: predict each task's outcome and requests from a plan, without any network.
+#include <iostream>
+#include <type_traits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/live/oracle.hpp"
+
+namespace relsim::cli {
+namespace {
+
+struct OracleArgs {
+  std::string file;
+  ModelArgs model;  // policy fields only
+  CLI::Option *n_opt = nullptr, *r_opt = nullptr, *s_opt = nullptr, *b_opt = nullptr, *policy_opt = nullptr;
+  ClientTiming timing;
+  bool json = false, per_task = false;
+};
+
+// Policy flags given on the command line win; the rest come from the plan's header.
+Policy policy_for(const OracleArgs& a, const Plan& plan) {
+  ModelArgs m = a.model;
+  const Json& h = plan.header;
+  // The type is checked first: get<int>() of 1e300 or of 2^40 would not throw
+  // but convert out of range (undefined for a double).
+  auto from_header = [&](CLI::Option* opt, const char* key, auto& field) {
+    using T = std::remove_reference_t<decltype(field)>;
+    if (opt->count() || !h.contains(key)) return;
+    const Json& v = h[key];
+    bool fits = false;
+    if constexpr (std::is_integral_v<T>) {
+      if (v.is_number_unsigned()) fits = std::in_range<T>(v.get<std::uint64_t>());
+      else if (v.is_number_integer()) fits = std::in_range<T>(v.get<std::int64_t>());
+    } else {
+      fits = v.is_string();
+    }
+    if (!fits)
+      throw InputError(fmt::format("{}: header field \"{}\" = {} has the wrong type or is out of range", a.file, key,
+                                   json_excerpt(v)));
+    field = v.get<T>();
+  };
+  from_header(a.n_opt, "n", m.n);
+  from_header(a.r_opt, "r", m.r);
+  from_header(a.s_opt, "s", m.s);
+  from_header(a.b_opt, "B", m.B);
+  from_header(a.policy_opt, "policy", m.policy_kind);
+  if (!a.n_opt->count() && !h.contains("n")) throw InputError(fmt::format("{}: the plan's header has no n: give --n", a.file));
+  return m.policy();
+}
+
+int run_oracle_command(const OracleArgs& a) {
+  validate(a.timing);
+  const Plan plan = read_plan(a.file);
+  const Policy policy = policy_for(a, plan);
+  const OracleResult res = run_oracle(policy, plan, a.timing);
+  const auto tasks = static_cast<std::int64_t>(res.tasks.size());
+  if (a.json) {
+    Json outcomes = Json::object();
+    for (int o = 0; o < kOutcomeClasses; ++o)
+      if (res.outcomes[static_cast<std::size_t>(o)] > 0) outcomes[outcome_class(o).name()] = res.outcomes[static_cast<std::size_t>(o)];
+    Json faults = Json::object();
+    for (int k = 0; k < kFaultKinds; ++k)
+      if (res.faults[static_cast<std::size_t>(k)] > 0) faults[std::string(to_string(static_cast<FaultKind>(k)))] = res.faults[static_cast<std::size_t>(k)];
+    Json j{{"plan", a.file},          {"policy", std::string(to_string(policy.kind))},
+           {"n", policy.n},           {"r", policy.r},
+           {"s", policy.s},           {"B", policy.B},
+           {"tasks", tasks},          {"successes", res.outcomes[0]},
+           {"outcomes", outcomes},    {"requests", res.requests},
+           {"faults", faults},        {"wrong", res.wrong}};
+    if (a.per_task) {
+      Json per = Json::array();
+      for (const auto& p : res.tasks)
+        per.push_back(Json{{"task", p.task}, {"outcome", p.outcome.name()}, {"requests", p.requests},
+                           {"max_wait_seconds", p.max_wait_seconds}});
+      j["per_task"] = std::move(per);
+    }
+    std::cout << dump_json(j) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("relsim oracle: {} ({})\n", a.file, describe(policy));
+  std::cout << fmt::format("  tasks {}, done {}, requests {}, wrong {}\n", tasks, res.outcomes[0], res.requests, res.wrong);
+  for (int o = 1; o < kOutcomeClasses; ++o)
+    if (res.outcomes[static_cast<std::size_t>(o)] > 0)
+      std::cout << fmt::format("  {:<24} {}\n", outcome_class(o).name(), res.outcomes[static_cast<std::size_t>(o)]);
+  if (a.per_task)
+    for (const auto& p : res.tasks)
+      std::cout << fmt::format("  task {:>6}  {:<24} requests {:>4}  waits at most {:.3f} s\n", p.task, p.outcome.name(),
+                               p.requests, p.max_wait_seconds);
+  return 0;
+}
+
+}  // namespace
+
+Runner add_oracle(CLI::App& app) {
+  auto a = std::make_shared<OracleArgs>();
+  auto* cmd = app.add_subcommand("oracle", "predict each task's outcome, requests and longest wait from a plan file");
+  cmd->add_option("plan", a->file, "plan file (JSON Lines, from relsim plan)")->required();
+  a->policy_opt = cmd->add_option("--policy", a->model.policy_kind, "simple, naive, layered or budgeted; default: the plan's");
+  a->n_opt = cmd->add_option("--n", a->model.n, "calls per task; default: the plan's");
+  a->r_opt = cmd->add_option("--r", a->model.r, "stream-layer retries; default: the plan's");
+  a->s_opt = cmd->add_option("--s", a->model.s, "HTTP-layer retries; default: the plan's, else 2");
+  a->b_opt = cmd->add_option("--B", a->model.B, "budgeted: requests per call; default: the plan's");
+  add_timing_options(*cmd, a->timing);
+  cmd->add_flag("--json", a->json, "print one JSON object");
+  cmd->add_flag("--per-task", a->per_task, "list every task's outcome, requests and longest wait");
+  return [a] { return run_oracle_command(*a); };
+}
+
+}  // namespace relsim::cli

@@ -1,0 +1,393 @@
+#include "relsim/exact/exact.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "relsim/core/error.hpp"
+
+namespace relsim {
+namespace {
+
+Eigen::MatrixXd positive_pattern(const Eigen::MatrixXd& m) {
+  return (m.array() > 0.0).cast<double>().matrix();
+}
+
+// One way a call ends the task: an outcome class after `requests` requests
+// of the call, from the hidden state at the call's first request.
+struct Ending {
+  int outcome_class = 0;
+  int requests = 0;
+  Eigen::VectorXd col;   // P(this ending | state)
+  Eigen::MatrixXd exit;  // ... jointly with the state at the next task's first request
+};
+
+// The per-call transfer matrices of a policy. Row vectors hold the
+// distribution of the hidden state at a call's first request; D_bad and
+// D_good are the diagonal emission matrices, R = chain.retry, G = chain.gap.
+// The call's own state machine (policy.hpp, `react`) is unrolled request by
+// request: M_x(i, j) is the probability, from hidden state i at the call's
+// first request, of reaching call state x with hidden state j at its next
+// request.
+struct CallMatrices {
+  int most = 0;                             // most requests one call can send
+  std::vector<Eigen::MatrixXd> succeed_at;  // [c - 1]: call succeeds with c requests, next call's state
+  std::vector<double> succeed_flat;         // S_c(i, j) at [((c - 1) k + i) k + j]
+  Eigen::MatrixXd advance;                  // sum over c of S_c
+  Eigen::VectorXd success_col;              // advance * 1: P(call succeeds | state)
+  std::vector<Ending> endings;
+  std::vector<int> end_classes;             // outcome classes some ending has
+  Eigen::MatrixXd end_cols;                 // (state, m): P(call ends the task in end_classes[m] | state)
+  Eigen::MatrixXd fail_exit;                // all endings, with the state at the next task's first request
+  Eigen::VectorXd attempts_col;             // E[requests of the call | state]
+  // Max-plus view for the worst case: most requests a call can take from
+  // state i to state j on a path of positive probability (-1: none).
+  Eigen::MatrixXi most_on_success;
+  Eigen::VectorXi most_on_failure;
+};
+
+CallMatrices call_matrices(const Chain& chain, const Policy& policy, const FaultWeights& kinds) {
+  const Eigen::Index k = chain.states();
+  const Eigen::MatrixXd d_bad = chain.bad.asDiagonal();
+  const Eigen::MatrixXd d_good = (Eigen::VectorXd::Ones(k) - chain.bad).asDiagonal();
+  const Eigen::MatrixXd bad_step = d_bad * chain.retry;
+  const Eigen::MatrixXd good_exit = d_good * chain.gap;
+  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(k);
+  // Positivity is tracked on 0/1 patterns, not on the probabilities, so a
+  // path whose probability underflows still counts towards the worst case.
+  const Eigen::MatrixXd bad_step_pattern = positive_pattern(bad_step);
+  const Eigen::MatrixXd good_exit_pattern = positive_pattern(good_exit);
+  const Eigen::MatrixXd bad_pattern = positive_pattern(d_bad);
+  const double total = kinds.total();
+  RELSIM_ASSERT(total > 0.0);
+
+  CallMatrices c;
+  c.most = policy.max_requests_per_call();
+  c.advance = Eigen::MatrixXd::Zero(k, k);
+  c.attempts_col = Eigen::VectorXd::Zero(k);
+  c.most_on_success = Eigen::MatrixXi::Constant(k, k, -1);
+  c.most_on_failure = Eigen::VectorXi::Constant(k, -1);
+
+  struct Node {
+    Eigen::MatrixXd reach, pattern;
+  };
+  std::map<std::pair<int, int>, Node> layer;  // (http, stream) -> node, for `used` requests so far
+  layer[{0, 0}] = Node{Eigen::MatrixXd::Identity(k, k), Eigen::MatrixXd::Identity(k, k)};
+  std::map<std::pair<int, int>, Eigen::MatrixXd> ends;  // (outcome class, requests) -> M D_bad w
+  for (int used = 0; used < c.most && !layer.empty(); ++used) {
+    std::map<std::pair<int, int>, Node> next;
+    Eigen::MatrixXd succeed = Eigen::MatrixXd::Zero(k, k);
+    for (const auto& [key, node] : layer) {
+      c.attempts_col += node.reach * ones;
+      succeed += node.reach * good_exit;
+      const Eigen::MatrixXd finish = node.pattern * good_exit_pattern;
+      for (Eigen::Index i = 0; i < k; ++i)
+        for (Eigen::Index j = 0; j < k; ++j)
+          if (finish(i, j) > 0.0) c.most_on_success(i, j) = used + 1;
+      const CallState state{key.first, key.second, used};
+      for (int kind = 0; kind < kFaultKinds; ++kind) {
+        const double w = kinds.weight[static_cast<std::size_t>(kind)] / total;
+        if (w <= 0.0) continue;
+        const Reaction re = react(policy, state, static_cast<FaultKind>(kind));
+        RELSIM_ASSERT(!re.call_done);
+        if (re.ended) {
+          auto [it, fresh] = ends.try_emplace({index_of(*re.ended), used + 1}, Eigen::MatrixXd::Zero(k, k));
+          it->second += w * (node.reach * d_bad);
+          const Eigen::VectorXd can_fail = node.pattern * bad_pattern * ones;
+          for (Eigen::Index i = 0; i < k; ++i)
+            if (can_fail(i) > 0.0) c.most_on_failure(i) = std::max(c.most_on_failure(i), used + 1);
+        } else {
+          RELSIM_ASSERT(re.next.used == used + 1);
+          auto [it, fresh] = next.try_emplace({re.next.http, re.next.stream},
+                                              Node{Eigen::MatrixXd::Zero(k, k), Eigen::MatrixXd::Zero(k, k)});
+          it->second.reach += w * (node.reach * bad_step);
+          it->second.pattern = positive_pattern(it->second.pattern + node.pattern * bad_step_pattern);
+        }
+      }
+    }
+    c.succeed_at.push_back(succeed);
+    c.advance += succeed;
+    layer.swap(next);
+  }
+  RELSIM_ASSERT(layer.empty());  // every call ends within `most` requests
+  c.most = static_cast<int>(c.succeed_at.size());
+  for (const auto& m : c.succeed_at)
+    for (Eigen::Index i = 0; i < k; ++i)
+      for (Eigen::Index j = 0; j < k; ++j) c.succeed_flat.push_back(m(i, j));
+  c.success_col = c.advance * ones;
+  for (const auto& [key, m] : ends)
+    if (std::find(c.end_classes.begin(), c.end_classes.end(), key.first) == c.end_classes.end())
+      c.end_classes.push_back(key.first);
+  c.end_cols = Eigen::MatrixXd::Zero(k, static_cast<Eigen::Index>(c.end_classes.size()));
+  c.fail_exit = Eigen::MatrixXd::Zero(k, k);
+  for (const auto& [key, m] : ends) {
+    Ending e{key.first, key.second, m * ones, m * chain.gap};
+    const auto col = std::find(c.end_classes.begin(), c.end_classes.end(), key.first) - c.end_classes.begin();
+    c.end_cols.col(col) += e.col;
+    c.fail_exit += e.exit;
+    c.endings.push_back(std::move(e));
+  }
+  return c;
+}
+
+// Everything but the distribution, with the forward vector renormalised at
+// every call (the scaling of Rabiner 1989 for hidden Markov models), so
+// log10 P(success) stays exact where P(success) underflows.
+struct Totals {
+  double success = 0.0;
+  double log10_success = 0.0;
+  double mean_requests = 0.0;
+  std::vector<double> outcomes = std::vector<double>(kOutcomeClasses, 0.0);
+  Eigen::RowVectorXd exit;  // state at the next task's first request (unnormalised)
+};
+
+Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64_t n, bool want_exit) {
+  Totals t;
+  const Eigen::Index k = start.size();
+  const Eigen::Index m_end = c.end_cols.cols();
+  // Plain loops over small row-major copies: this runs 10^6 times and more,
+  // where Eigen's dynamic-size expressions cost more than the arithmetic.
+  std::vector<double> advance(static_cast<std::size_t>(k * k)), exit_m(static_cast<std::size_t>(k * k)),
+      end_cols(static_cast<std::size_t>(k * m_end));
+  for (Eigen::Index i = 0; i < k; ++i) {
+    for (Eigen::Index j = 0; j < k; ++j) {
+      advance[static_cast<std::size_t>(i * k + j)] = c.advance(i, j);
+      exit_m[static_cast<std::size_t>(i * k + j)] = c.fail_exit(i, j);
+    }
+    for (Eigen::Index m = 0; m < m_end; ++m) end_cols[static_cast<std::size_t>(i * m_end + m)] = c.end_cols(i, m);
+  }
+  std::vector<double> v(static_cast<std::size_t>(k)), next(static_cast<std::size_t>(k));
+  std::vector<double> ends(static_cast<std::size_t>(m_end)), exit(static_cast<std::size_t>(k), 0.0);
+  const double start_sum = start.sum();
+  for (Eigen::Index i = 0; i < k; ++i) v[static_cast<std::size_t>(i)] = start(i) / start_sum;
+  double alive = 1.0;  // P(every call so far succeeded); may underflow, log10 does not
+  for (std::int64_t j = 0; j < n; ++j) {
+    double attempts = 0.0;
+    std::fill(next.begin(), next.end(), 0.0);
+    std::fill(ends.begin(), ends.end(), 0.0);
+    for (Eigen::Index i = 0; i < k; ++i) {
+      const double vi = v[static_cast<std::size_t>(i)];
+      if (vi == 0.0) continue;
+      attempts += vi * c.attempts_col(i);
+      const double* arow = &advance[static_cast<std::size_t>(i * k)];
+      for (Eigen::Index l = 0; l < k; ++l) next[static_cast<std::size_t>(l)] += vi * arow[l];
+      const double* erow = &end_cols[static_cast<std::size_t>(i * m_end)];
+      for (Eigen::Index m = 0; m < m_end; ++m) ends[static_cast<std::size_t>(m)] += vi * erow[m];
+      if (want_exit && alive > 0.0) {
+        const double* xrow = &exit_m[static_cast<std::size_t>(i * k)];
+        for (Eigen::Index l = 0; l < k; ++l) exit[static_cast<std::size_t>(l)] += alive * vi * xrow[l];
+      }
+    }
+    t.mean_requests += alive * attempts;
+    for (Eigen::Index m = 0; m < m_end; ++m)
+      t.outcomes[static_cast<std::size_t>(c.end_classes[static_cast<std::size_t>(m)])] +=
+          alive * ends[static_cast<std::size_t>(m)];
+    double s = 0.0;
+    for (const double x : next) s += x;
+    if (!(s > 0.0)) {
+      t.success = 0.0;
+      t.log10_success = -std::numeric_limits<double>::infinity();
+      if (want_exit) t.exit = Eigen::Map<const Eigen::RowVectorXd>(exit.data(), k);
+      return t;
+    }
+    t.log10_success += std::log10(s);
+    alive *= s;
+    // Past 1e-300 the product would crawl through denormals (and stick at
+    // the smallest one, 0.99 x 5e-324 rounding back up), each step a slow
+    // microcode assist; what it still adds to the totals is below 1e-300.
+    if (alive < 1e-300) alive = 0.0;
+    for (Eigen::Index l = 0; l < k; ++l) v[static_cast<std::size_t>(l)] = next[static_cast<std::size_t>(l)] / s;
+  }
+  // Below about 1e-300 the running product has lost digits to denormals;
+  // the sum of logarithms has not.
+  t.success = t.log10_success < -300.0 ? std::pow(10.0, t.log10_success) : alive;
+  t.outcomes[0] = t.success;
+  if (want_exit) {
+    for (Eigen::Index l = 0; l < k; ++l) exit[static_cast<std::size_t>(l)] += alive * v[static_cast<std::size_t>(l)];
+    t.exit = Eigen::Map<const Eigen::RowVectorXd>(exit.data(), k);
+  }
+  return t;
+}
+
+std::int64_t worst_case(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64_t n) {
+  const Eigen::Index k = start.size();
+  // best(i): most requests so far on a positive path whose next call starts in state i.
+  std::vector<std::int64_t> best(static_cast<std::size_t>(k), -1), next(static_cast<std::size_t>(k));
+  for (Eigen::Index i = 0; i < k; ++i)
+    if (start(i) > 0.0) best[static_cast<std::size_t>(i)] = 0;
+  std::int64_t most = 0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    std::fill(next.begin(), next.end(), -1);
+    bool any = false;
+    for (Eigen::Index i = 0; i < k; ++i) {
+      const std::int64_t b = best[static_cast<std::size_t>(i)];
+      if (b < 0) continue;
+      if (c.most_on_failure(i) >= 0) most = std::max(most, b + c.most_on_failure(i));
+      for (Eigen::Index l = 0; l < k; ++l)
+        if (c.most_on_success(i, l) >= 0) {
+          auto& slot = next[static_cast<std::size_t>(l)];
+          slot = std::max(slot, b + c.most_on_success(i, l));
+          any = true;
+        }
+    }
+    best.swap(next);
+    if (!any) return most;
+  }
+  for (auto b : best) most = std::max(most, b);
+  return most;
+}
+
+// The distribution of requests per task: the forward vectors split by the
+// number of extra requests (beyond one per call) so far. Its ends are
+// trimmed where their mass falls below options.prune_below, and the whole
+// is given up when it would cost more than options.max_distribution_work.
+void distribution(const CallMatrices& c, const Eigen::RowVectorXd& start, const Policy& policy,
+                  const ExactOptions& options, ExactResult& out) {
+  const Eigen::Index k = start.size();
+  const int most = c.most;
+  const double per_bin =
+      static_cast<double>(most) * static_cast<double>(k * k) + static_cast<double>(c.endings.size() * k);
+  constexpr std::size_t kMaxBins = 20'000'000;
+
+  // cur holds bins lo .. lo + width - 1 of the extra-request count, k entries each.
+  std::vector<double> cur(start.data(), start.data() + k), next;
+  std::int64_t lo = 0;
+  // ended[o][m]: P(the task ends with outcome o after exactly m requests).
+  std::vector<std::vector<double>> ended(kOutcomes);
+  double work = 0.0;
+  auto give_up = [&] {
+    out.requests.clear();
+    out.distribution_complete = false;
+  };
+  for (std::int64_t j = 0; j < policy.n; ++j) {
+    const std::int64_t width = static_cast<std::int64_t>(cur.size()) / k;
+    if (width == 0) break;
+    work += static_cast<double>(width) * per_bin;
+    if (work > options.max_distribution_work) return give_up();
+    for (const Ending& e : c.endings) {
+      auto& bins = ended[static_cast<std::size_t>(outcome_class(e.outcome_class).outcome)];
+      for (std::int64_t x = 0; x < width; ++x) {
+        Eigen::Map<const Eigen::RowVectorXd> u(cur.data() + x * k, k);
+        const double mass = u.dot(e.col);
+        if (!(mass > 0.0)) continue;
+        const auto m = static_cast<std::size_t>(j + lo + x + e.requests);
+        if (m >= kMaxBins) return give_up();
+        if (bins.size() <= m) bins.resize(m + 1, 0.0);
+        bins[m] += mass;
+      }
+    }
+    // next[x + c - 1] += cur[x] S_c, as one streaming loop over x per
+    // (c, i, j) so that it vectorises.
+    next.assign(static_cast<std::size_t>((width + most - 1) * k), 0.0);
+    for (int used = 1; used <= most; ++used)
+      for (Eigen::Index i = 0; i < k; ++i)
+        for (Eigen::Index jj = 0; jj < k; ++jj) {
+          const double s = c.succeed_flat[static_cast<std::size_t>(((used - 1) * k + i) * k + jj)];
+          if (s == 0.0) continue;
+          const double* src = cur.data() + i;
+          double* dst = next.data() + (used - 1) * k + jj;
+          for (std::int64_t x = 0; x < width; ++x) dst[x * k] += src[x * k] * s;
+        }
+    // Trim negligible ends.
+    std::int64_t first = 0, last = width + most - 2;
+    auto mass = [&](std::int64_t x) {
+      double s = 0.0;
+      for (Eigen::Index i = 0; i < k; ++i) s += next[static_cast<std::size_t>(x * k + i)];
+      return s;
+    };
+    while (first <= last && mass(first) < options.prune_below) out.pruned_mass += mass(first++);
+    while (last >= first && mass(last) < options.prune_below) out.pruned_mass += mass(last--);
+    cur.assign(next.begin() + first * k, next.begin() + (last + 1) * k);
+    lo += first;
+  }
+  // Whatever is still alive after the last call is done.
+  auto& done = ended[static_cast<std::size_t>(Outcome::done)];
+  const std::int64_t width = static_cast<std::int64_t>(cur.size()) / k;
+  for (std::int64_t x = 0; x < width; ++x) {
+    double s = 0.0;
+    for (Eigen::Index i = 0; i < k; ++i) s += cur[static_cast<std::size_t>(x * k + i)];
+    if (!(s > 0.0)) continue;
+    const auto m = static_cast<std::size_t>(policy.n + lo + x);
+    if (m >= kMaxBins) return give_up();
+    if (done.size() <= m) done.resize(m + 1, 0.0);
+    done[m] += s;
+  }
+  std::size_t longest = 0;
+  for (const auto& bins : ended) longest = std::max(longest, bins.size());
+  for (std::size_t m = 0; m < longest; ++m)
+    for (int o = 0; o < kOutcomes; ++o) {
+      const auto& bins = ended[static_cast<std::size_t>(o)];
+      if (m < bins.size() && bins[m] > 0.0)
+        out.requests.push_back({static_cast<std::int64_t>(m), static_cast<Outcome>(o), bins[m]});
+    }
+}
+
+}  // namespace
+
+ExactResult exact_matrix_from(const Chain& chain, const Eigen::RowVectorXd& start, const Policy& policy,
+                              const ExactOptions& options) {
+  validate(policy);
+  RELSIM_ASSERT(start.size() == chain.states());
+  const CallMatrices c = call_matrices(chain, policy, options.kinds);
+  const Totals t = totals(c, start, policy.n, false);
+  ExactResult out;
+  out.method = "matrix";
+  out.success = t.success;
+  out.log10_success = t.log10_success;
+  out.outcomes = t.outcomes;
+  for (int o = 1; o < kOutcomeClasses; ++o) {
+    const Outcome kind = outcome_class(o).outcome;
+    if (kind == Outcome::env_error) out.env_error += t.outcomes[static_cast<std::size_t>(o)];
+    if (is_wrong(kind)) out.wrong += t.outcomes[static_cast<std::size_t>(o)];
+  }
+  out.mean_requests = t.mean_requests;
+  out.max_requests = worst_case(c, start, policy.n);
+  if (options.distribution) distribution(c, start / start.sum(), policy, options, out);
+  else out.distribution_complete = false;
+  return out;
+}
+
+Eigen::RowVectorXd continuous_start(const Chain& chain, const Policy& policy, const FaultWeights& kinds) {
+  validate(policy);
+  const CallMatrices c = call_matrices(chain, policy, kinds);
+  const Eigen::Index k = chain.states();
+  // K(i, j): P(the next task's first request is in state j | this task's is in i).
+  Eigen::MatrixXd K(k, k);
+  for (Eigen::Index i = 0; i < k; ++i) {
+    const Totals t = totals(c, Eigen::RowVectorXd::Unit(k, i), policy.n, true);
+    K.row(i) = t.exit / t.exit.sum();
+  }
+  return long_run_distribution(K, chain.initial);
+}
+
+ExactResult exact_matrix(const Model& model, const Policy& policy, const ExactOptions& options) {
+  const Chain chain = gilbert_chain(model);
+  validate(policy);
+  const Eigen::RowVectorXd start =
+      model.chain == ChainScope::fresh ? chain.initial : continuous_start(chain, policy, options.kinds);
+  return exact_matrix_from(chain, start, policy, options);
+}
+
+double independent_success(double p, const Policy& policy) {
+  return std::pow(1.0 - std::pow(p, policy.r + 1), static_cast<double>(policy.n));
+}
+
+double max_abs_diff(const ExactResult& a, const ExactResult& b) {
+  double diff = std::max(std::abs(a.success - b.success), std::abs(a.env_error - b.env_error));
+  // Both lists are sorted by (requests, outcome); a bin missing on one side is 0 there.
+  std::size_t i = 0, j = 0;
+  auto key = [](const RequestBin& x) { return std::pair{x.requests, static_cast<int>(x.outcome)}; };
+  while (i < a.requests.size() || j < b.requests.size()) {
+    if (j == b.requests.size() || (i < a.requests.size() && key(a.requests[i]) < key(b.requests[j]))) {
+      diff = std::max(diff, a.requests[i++].probability);
+    } else if (i == a.requests.size() || key(b.requests[j]) < key(a.requests[i])) {
+      diff = std::max(diff, b.requests[j++].probability);
+    } else {
+      diff = std::max(diff, std::abs(a.requests[i++].probability - b.requests[j++].probability));
+    }
+  }
+  return diff;
+}
+
+}  // namespace relsim

@@ -1,0 +1,76 @@
+#include "relsim/live/live.hpp"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+#include "relsim/live/server/server.hpp"
+
+namespace relsim {
+
+ClientTiming live_timing() {
+  ClientTiming t;
+  t.connect_timeout = 1.0;
+  t.header_timeout = 0.2;
+  t.idle_timeout = 0.2;
+  t.call_timeout = 10.0;
+  t.task_timeout = 2.0;
+  t.time_scale = 0.01;
+  return t;
+}
+
+LiveCheck run_live_check(const Plan& plan, const Policy& policy, const ClientTiming& timing,
+                         const LiveOptions& options) {
+  validate(policy);
+  validate(timing);
+  LiveCheck check;
+  const OracleResult oracle = run_oracle(policy, plan, timing);
+  check.oracle = oracle.tasks;
+
+  ServerConfig server_config;
+  server_config.threads = options.server_threads;
+  Server server(server_config);
+  server.load_plan(plan);
+  ClientConfig client;
+  client.port = static_cast<std::uint16_t>(server.port());
+  client.policy = policy;
+  client.timing = timing;
+  client.concurrency = options.concurrency;
+  client.threads = options.client_threads;
+  client.seed = options.jitter_seed;
+  client.coordinated_start = options.coordinated_start;
+  validate(client);
+
+  const auto start = std::chrono::steady_clock::now();
+  check.live = run_live(client, 0, static_cast<std::int64_t>(plan.tasks.size()));
+  check.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  server.stop();
+
+  RELSIM_ASSERT(check.live.size() == check.oracle.size());
+  for (std::size_t i = 0; i < check.live.size(); ++i) {
+    const LiveTask& got = check.live[i];
+    const Prediction& want = check.oracle[i];
+    ++check.outcomes[got.outcome.name()];
+    check.successes += got.outcome.outcome == Outcome::done ? 1 : 0;
+    check.wrong += is_wrong(got.outcome.outcome) ? 1 : 0;
+    check.requests += got.requests;
+    if (!got.text_ok || !(got.outcome == want.outcome) || got.requests != want.requests)
+      check.mismatches.push_back(got.task);
+  }
+  return check;
+}
+
+std::string live_csv(const LiveCheck& check) {
+  std::string out = "task,oracle_outcome,oracle_requests,live_outcome,live_requests,seconds,match\n";
+  for (std::size_t i = 0; i < check.live.size(); ++i) {
+    const LiveTask& got = check.live[i];
+    const Prediction& want = check.oracle[i];
+    const bool match = got.text_ok && got.outcome == want.outcome && got.requests == want.requests;
+    out += fmt::format("{},{},{},{},{},{:.6f},{}\n", got.task, want.outcome.name(), want.requests, got.outcome.name(),
+                       got.requests, got.seconds, match ? "true" : "false");
+  }
+  return out;
+}
+
+}  // namespace relsim

@@ -1,0 +1,61 @@
+#include "relsim/live/oracle.hpp"
+
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+
+namespace relsim {
+
+void validate(const ClientTiming& t) {
+  for (const auto& [name, value] : {std::pair{"connect-timeout", t.connect_timeout},
+                                    std::pair{"header-timeout", t.header_timeout},
+                                    std::pair{"idle-timeout", t.idle_timeout}, std::pair{"call-timeout", t.call_timeout},
+                                    std::pair{"task-timeout", t.task_timeout}, std::pair{"time-scale", t.time_scale}})
+    if (!(value > 0.0 && std::isfinite(value)))
+      throw InputError(fmt::format("{} = {} is out of range: it must be a finite number > 0", name, value));
+  for (const auto& [name, value] : {std::pair{"backoff-base", t.backoff_base}, std::pair{"backoff-cap", t.backoff_cap}})
+    if (!(value >= 0.0 && std::isfinite(value)))
+      throw InputError(fmt::format("{} = {} is out of range: it must be a finite number >= 0", name, value));
+}
+
+Prediction predict(const Policy& policy, const TaskPlan& task, const ClientTiming& timing) {
+  Prediction p;
+  p.task = task.task;
+  TaskRunner runner(policy);
+  double wait = 0.0;
+  for (const PlannedRequest& r : task.requests) {
+    const CallState before = runner.state();
+    runner.feed(r);
+    if (r == FaultKind::slow_headers) wait += timing.header_timeout;
+    if (r == FaultKind::stall) wait += runner.outcome().outcome == Outcome::hang ? timing.task_timeout : timing.idle_timeout;
+    if (runner.ended()) break;
+    // The wait before the next request of the same call: backoff of the layer that retries.
+    const CallState& after = runner.state();
+    if (after.used > 0) wait += timing.backoff_max(after.http > before.http ? before.http : after.stream - 1);
+  }
+  if (!runner.ended())
+    throw InputError(fmt::format("task {}: its plan ends after {} requests, before the {} policy ends the task",
+                                 task.task, task.requests.size(), to_string(policy.kind)));
+  p.outcome = runner.outcome();
+  p.requests = runner.requests();
+  p.max_wait_seconds = std::min(wait, timing.task_timeout);
+  return p;
+}
+
+OracleResult run_oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing) {
+  validate(policy);
+  validate(timing);
+  OracleResult out;
+  for (const TaskPlan& t : plan.tasks) {
+    Prediction p = predict(policy, t, timing);
+    ++out.outcomes[static_cast<std::size_t>(index_of(p.outcome))];
+    out.requests += p.requests;
+    if (is_wrong(p.outcome.outcome)) ++out.wrong;
+    for (std::int64_t i = 0; i < p.requests; ++i)
+      if (t.requests[static_cast<std::size_t>(i)]) ++out.faults[static_cast<std::size_t>(*t.requests[static_cast<std::size_t>(i)])];
+    out.tasks.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace relsim

@@ -1,0 +1,192 @@
+#include "relsim/live/plan.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+#include "montecarlo/policy_walk.hpp"
+
+namespace relsim {
+
+std::string_view to_string(Times times) { return times == Times::once ? "once" : "always"; }
+
+Times parse_times(std::string_view word) {
+  if (word == "once") return Times::once;
+  if (word == "always") return Times::always;
+  throw InputError(fmt::format("times = '{}' is not a choice: use once or always", word));
+}
+
+std::string plan_name(const PlannedRequest& r) { return r ? std::string(to_string(*r)) : std::string("ok"); }
+
+namespace {
+
+struct DrawnTask {
+  TaskPlan plan;
+  bool ended_done = false;
+};
+
+// Every drawn request of each call the task reaches under the policy.
+DrawnTask draw_task(const DrawScheme& s, const Policy& policy, std::uint64_t seed, std::int64_t task, Entry entry) {
+  DrawnTask out;
+  out.plan.task = task;
+  const TaskRunner runner = detail::walk_policy_task(
+      s, policy, seed, task, entry, [&](const PlannedRequest& r, bool) { out.plan.requests.push_back(r); });
+  RELSIM_ASSERT(runner.ended());
+  out.ended_done = runner.outcome().outcome == Outcome::done;
+  return out;
+}
+
+}  // namespace
+
+Plan generate_plan(const Model& model, const Policy& policy, const SimConfig& config) {
+  validate(model);
+  validate(policy);
+  validate(config);
+  if (config.tasks > kMaxPlanTasks)
+    throw InputError(fmt::format("tasks = {} is out of range for a plan: it must be in [1, {}]", config.tasks,
+                                 kMaxPlanTasks));
+  const DrawScheme s = DrawScheme::make(model, policy, config.kinds);
+  Plan plan;
+  plan.header = Json{{"relsim_plan", 1},
+                     {"tasks", config.tasks},
+                     {"source", "generated"},
+                     {"seed", config.seed},
+                     {"p", model.p},
+                     {"q", model.q},
+                     {"b", model.b},
+                     {"g", model.g},
+                     {"chain", std::string(to_string(model.chain))},
+                     {"lanes", config.lanes},
+                     {"policy", std::string(to_string(policy.kind))},
+                     {"n", policy.n},
+                     {"r", policy.r},
+                     {"s", policy.s},
+                     {"B", policy.B},
+                     {"kinds", to_string(config.kinds)}};
+  plan.tasks.resize(static_cast<std::size_t>(config.tasks));
+  if (model.chain == ChainScope::fresh) {
+    for (std::int64_t t = 0; t < config.tasks; ++t)
+      plan.tasks[static_cast<std::size_t>(t)] = draw_task(s, policy, config.seed, t, Entry::task_start).plan;
+  } else {
+    // Each lane carries its chain from task to task.
+    for (std::int64_t lane = 0; lane < std::min<std::int64_t>(config.lanes, config.tasks); ++lane) {
+      Entry entry = Entry::lane_start;
+      for (std::int64_t t = lane; t < config.tasks; t += config.lanes) {
+        DrawnTask d = draw_task(s, policy, config.seed, t, entry);
+        entry = d.ended_done ? Entry::after_good : Entry::after_bad;
+        plan.tasks[static_cast<std::size_t>(t)] = std::move(d.plan);
+      }
+    }
+  }
+  return plan;
+}
+
+Plan scripted_plan(std::int64_t tasks, FaultKind kind, Times times, const Policy& policy) {
+  validate(policy);
+  if (tasks < 1 || tasks > kMaxPlanTasks)
+    throw InputError(fmt::format("tasks = {} is out of range for a plan: it must be in [1, {}]", tasks, kMaxPlanTasks));
+  Plan plan;
+  plan.header = Json{{"relsim_plan", 1},
+                     {"tasks", tasks},
+                     {"source", "scripted"},
+                     {"fault", std::string(to_string(kind))},
+                     {"times", std::string(to_string(times))},
+                     {"policy", std::string(to_string(policy.kind))},
+                     {"n", policy.n},
+                     {"r", policy.r},
+                     {"s", policy.s},
+                     {"B", policy.B}};
+  const std::int64_t length = policy.max_requests();
+  if (length > 10'000'000)
+    throw InputError(fmt::format("a scripted plan of n x (requests per call) = {} requests per task is too long: "
+                                 "at most 10000000",
+                                 length));
+  for (std::int64_t t = 0; t < tasks; ++t) {
+    TaskPlan tp;
+    tp.task = t;
+    tp.requests.assign(static_cast<std::size_t>(length), times == Times::always ? PlannedRequest(kind) : std::nullopt);
+    tp.requests[0] = kind;
+    plan.tasks.push_back(std::move(tp));
+  }
+  return plan;
+}
+
+std::string write_plan(const Plan& plan) {
+  std::string out = dump_json(plan.header) + "\n";
+  for (const auto& t : plan.tasks) {
+    out += fmt::format("{{\"task\": {}, \"requests\": [", t.task);
+    for (std::size_t i = 0; i < t.requests.size(); ++i) out += (i ? ", \"" : "\"") + plan_name(t.requests[i]) + "\"";
+    out += "]}\n";
+  }
+  return out;
+}
+
+Plan parse_plan(const std::string& text, const std::string& where) {
+  Plan plan;
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  bool have_header = false;
+  std::int64_t declared = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string at = fmt::format("{}:{}", where, number);
+    Json j;
+    try {
+      j = Json::parse(line);
+    } catch (const Json::exception&) {  // parse_error, and out_of_range for a number such as 1e400
+      throw InputError(fmt::format("{}: not a JSON object", at));
+    }
+    if (!j.is_object()) throw InputError(fmt::format("{}: not a JSON object", at));
+    if (!have_header) {
+      if (!j.contains("relsim_plan") || j["relsim_plan"] != 1)
+        throw InputError(fmt::format("{}: the first line must be a plan header with \"relsim_plan\": 1", at));
+      if (!j.contains("tasks") || !j["tasks"].is_number_integer() || j["tasks"].get<std::int64_t>() < 1 ||
+          j["tasks"].get<std::int64_t>() > kMaxPlanTasks)
+        throw InputError(fmt::format("{}: header \"tasks\" must be an integer in [1, {}]", at, kMaxPlanTasks));
+      declared = j["tasks"].get<std::int64_t>();
+      plan.header = std::move(j);
+      have_header = true;
+      continue;
+    }
+    const auto expected = static_cast<std::int64_t>(plan.tasks.size());
+    if (expected >= declared) throw InputError(fmt::format("{}: more task lines than the header's {} tasks", at, declared));
+    if (!j.contains("task") || !j["task"].is_number_integer() || j["task"].get<std::int64_t>() != expected)
+      throw InputError(fmt::format("{}: \"task\" must be {} (tasks in order from 0)", at, expected));
+    if (!j.contains("requests") || !j["requests"].is_array() || j["requests"].empty())
+      throw InputError(fmt::format("{}: \"requests\" must be a non-empty array of \"ok\" or fault kinds", at));
+    TaskPlan tp;
+    tp.task = expected;
+    for (const auto& r : j["requests"]) {
+      if (!r.is_string()) throw InputError(fmt::format("{}: request {} is not a string", at, json_excerpt(r)));
+      const auto name = r.get<std::string>();
+      if (name == "ok") {
+        tp.requests.push_back(std::nullopt);
+        continue;
+      }
+      try {
+        tp.requests.push_back(parse_fault_kind(name));
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("{}: {}", at, e.what()));
+      }
+    }
+    plan.tasks.push_back(std::move(tp));
+  }
+  if (!have_header) throw InputError(fmt::format("{}: empty plan, no header", where));
+  if (static_cast<std::int64_t>(plan.tasks.size()) != declared)
+    throw InputError(fmt::format("{}: the header declares {} tasks, the file has {}", where, declared, plan.tasks.size()));
+  return plan;
+}
+
+Plan read_plan(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot open plan file '{}'", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_plan(text.str(), path);
+}
+
+}  // namespace relsim

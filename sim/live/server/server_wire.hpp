@@ -1,0 +1,70 @@
+#pragma once
+// Internal to the server: the bytes it sends, built as plain strings so the
+// wire contract reads in one place (the event shapes follow the Messages
+// streaming API: message_start ... message_stop, `event: NAME\ndata: JSON\n\n`).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "relsim/live/server/server.hpp"
+
+namespace relsim::wire {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
+inline constexpr std::string_view kModel = "relsim-mock";
+inline constexpr int kOutputTokens = 6;
+
+std::string sse_event(std::string_view name, std::string_view data);
+// One HTTP/1.1 chunk: size in hex, CRLF, data, CRLF.
+std::string chunk(std::string_view data);
+// Appends chunk(data) to `out`.
+void append_chunk(std::string& out, std::string_view data);
+// {"type":"error","error":{"type":TYPE,"message":MESSAGE}}
+std::string error_body(std::string_view type, std::string_view message);
+std::string_view reason(int status);
+// Status line and headers up to the blank line.
+std::string head(int status, const Headers& headers);
+// A complete response with a JSON body (content-type, content-length,
+// request-id, connection and `extra` headers).
+std::string json_response(int status, std::string_view body, std::string_view request_id, bool keep_alive,
+                          const Headers& extra = {});
+// The 200 head of a stream: text/event-stream, chunked.
+std::string stream_head(std::string_view request_id, bool keep_alive);
+
+// The events of a streamed reply (ok or an in-stream fault kind) and where it
+// pauses: `hold_at` (stall) and `gate_at` are indices into `events` (the
+// reply waits before sending that event; events.size() means before the
+// end); `clean_end` says whether the terminating chunk follows.
+struct StreamScript {
+  std::vector<std::string> events;
+  std::size_t hold_at = static_cast<std::size_t>(-1);
+  std::size_t gate_at = 0;
+  bool clean_end = true;
+};
+// `fault` is ignored unless `reply` is Reply::fault with an in-stream kind.
+StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int64_t index, std::size_t body_bytes);
+bool streams(const ScriptEntry& entry);  // ok, or an in-stream fault kind
+
+// The status, error type and message of an http_* fault kind.
+struct HttpError {
+  int status;
+  std::string_view type;
+  std::string_view message;
+};
+HttpError http_error(FaultKind kind);
+
+// "garbage": a few hundred pseudo-random bytes, a pure function of (task, index).
+std::string garbage(std::int64_t task, std::int64_t index);
+
+// [A-Za-z0-9_.-]{1,64}
+bool valid_gate_name(std::string_view name);
+
+std::string message_id(std::int64_t task, std::int64_t index);  // msg_relsim_{task}_{k}
+std::string request_id(std::int64_t task, std::int64_t index);  // req_relsim_{task}_{k}
+
+}  // namespace relsim::wire

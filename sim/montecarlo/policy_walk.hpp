@@ -1,0 +1,52 @@
+#pragma once
+// Internal: one task of any policy over the simulator's draws (the scheme of
+// docs/methods.md). Each call takes one uniform for its run of bad requests,
+// each bad request one kind word; the policy's rules (`TaskRunner`) decide
+// how many of them the task sends. simulate() counts what it sends, the plan
+// generator records every drawn request of each call the task reaches.
+#include <cstdint>
+#include <optional>
+
+#include "relsim/core/policy.hpp"
+#include "relsim/core/rng.hpp"
+#include "relsim/montecarlo/simulate.hpp"
+
+namespace relsim::detail {
+
+// on_request(request, sent): `request` is nullopt for a good one; `sent` is
+// false for the rest of a call's drawn run after the policy ended the task.
+template <class OnRequest>
+TaskRunner walk_policy_task(const DrawScheme& s, const Policy& policy, std::uint64_t seed, std::int64_t task,
+                            Entry entry, OnRequest&& on_request) {
+  TaskRunner runner(policy);
+  const int most = s.r + 1;  // the most requests a call can send
+  const auto t = static_cast<std::uint64_t>(task);
+  std::uint64_t bad = 0;
+  for (std::int64_t c = 0; c < policy.n && !runner.ended(); ++c) {
+    const int a = s.bad_run(entry, rng::call_uniform(seed, t, static_cast<std::uint64_t>(c)));
+    for (int j = 0; j < a; ++j) {
+      const FaultKind kind = s.kind(rng::kind_word(seed, t, bad++));
+      const bool sent = !runner.ended();
+      if (sent) runner.feed(kind);
+      on_request(std::optional<FaultKind>(kind), sent);
+    }
+    if (a < most) {
+      const bool sent = !runner.ended();
+      if (sent) runner.feed(std::nullopt);
+      on_request(std::optional<FaultKind>(), sent);
+    }
+    entry = Entry::after_good;
+  }
+  return runner;
+}
+
+}  // namespace relsim::detail
+
+namespace relsim::detail {
+
+// simulate() for the naive, layered and budgeted policies: every task walked
+// request by request through the policy's rules, counted in integers per
+// thread and summed, so any thread count gives the same result.
+SimResult simulate_policy(const Model& model, const Policy& policy, const SimConfig& config, const DrawScheme& s);
+
+}  // namespace relsim::detail

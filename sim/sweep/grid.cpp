@@ -1,0 +1,115 @@
+#include "relsim/sweep/grid.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+#include "relsim/sweep/known_values.hpp"
+
+namespace relsim {
+namespace {
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto pos = s.find(sep, start);
+    out.emplace_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
+    if (pos == std::string_view::npos) return out;
+    start = pos + 1;
+  }
+}
+
+// std::stod would throw std::out_of_range for a subnormal (strtod's ERANGE);
+// from_chars may refuse one too, and then the value stays as it is.
+double round12(double x) {
+  if (x == 0.0) return 0.0;
+  const std::string text = fmt::format("{:.12g}", x);
+  double rounded = 0.0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), rounded);
+  return ec == std::errc() && end == text.data() + text.size() ? rounded : x;
+}
+
+// The values of an integer range, counted and stepped in unsigned arithmetic
+// (modulo 2^64, so nothing overflows): start + i step never passes stop.
+std::vector<long long> integer_range(long long start, long long stop, long long step, std::size_t room,
+                                     const std::string& where) {
+  using U = unsigned long long;
+  const U steps = (static_cast<U>(stop) - static_cast<U>(start)) / static_cast<U>(step);  // values - 1
+  if (steps >= room) throw InputError(fmt::format("{}: more than {} values", where, kMaxAxisValues));
+  std::vector<long long> values;
+  values.reserve(static_cast<std::size_t>(steps) + 1);
+  for (U i = 0; i <= steps; ++i) values.push_back(static_cast<long long>(static_cast<U>(start) + i * static_cast<U>(step)));
+  return values;
+}
+
+template <class T, class Parse>
+std::vector<T> parse_axis(std::string_view spec, std::string_view name, Parse parse) {
+  const std::string where = fmt::format("--{} '{}'", name, spec);
+  if (spec.empty()) throw InputError(fmt::format("{}: empty; give a value, a list a,b,c or a range start:stop:step", where));
+  std::vector<T> values;
+  for (const auto& item : split(spec, ',')) {
+    if (item.empty()) throw InputError(fmt::format("{}: empty item in the list", where));
+    const auto parts = split(item, ':');
+    if (parts.size() == 1) {
+      values.push_back(parse(parts[0], std::string(name)));
+    } else if (parts.size() == 3) {
+      const T start = parse(parts[0], std::string(name) + " range start");
+      const T stop = parse(parts[1], std::string(name) + " range stop");
+      const T step = parse(parts[2], std::string(name) + " range step");
+      if (!(step > 0)) throw InputError(fmt::format("{}: range step = {} must be > 0", where, step));
+      if (stop < start) throw InputError(fmt::format("{}: range stop {} is below its start {}", where, stop, start));
+      if constexpr (std::is_floating_point_v<T>) {
+        // A relative slack of 1e-9 steps keeps 0.05:0.5:0.05 ending at 0.5.
+        const double count = std::floor((stop - start) / step + 1e-9) + 1.0;
+        if (!(count + static_cast<double>(values.size()) <= static_cast<double>(kMaxAxisValues)))
+          throw InputError(fmt::format("{}: more than {} values", where, kMaxAxisValues));
+        for (long long i = 0; i < static_cast<long long>(count); ++i) {
+          // The slack may step past stop; near the top of the doubles that is infinity.
+          const double value = round12(start + static_cast<double>(i) * step);
+          if (!std::isfinite(value))
+            throw InputError(fmt::format("{}: range value {} is not a finite number", where, value));
+          values.push_back(value);
+        }
+      } else {
+        for (const T v : integer_range(start, stop, step, kMaxAxisValues - values.size(), where)) values.push_back(v);
+      }
+    } else {
+      throw InputError(fmt::format("{}: '{}' is neither a value nor a range start:stop:step", where, item));
+    }
+    if (values.size() > kMaxAxisValues) throw InputError(fmt::format("{}: more than {} values", where, kMaxAxisValues));
+  }
+  std::set<T> seen;
+  for (const T& v : values)
+    if (!seen.insert(v).second) throw InputError(fmt::format("{}: value {} appears twice", where, v));
+  return values;
+}
+
+}  // namespace
+
+std::vector<double> parse_real_axis(std::string_view spec, std::string_view name) {
+  return parse_axis<double>(spec, name, [](const std::string& s, const std::string& what) { return parse_double(s, what); });
+}
+
+std::vector<long long> parse_integer_axis(std::string_view spec, std::string_view name) {
+  return parse_axis<long long>(spec, name,
+                               [](const std::string& s, const std::string& what) { return parse_integer(s, what); });
+}
+
+std::vector<ChainScope> parse_chain_axis(std::string_view spec) {
+  std::vector<ChainScope> scopes;
+  for (const auto& word : split(spec, ',')) {
+    const ChainScope scope = parse_chain_scope(word);
+    if (std::find(scopes.begin(), scopes.end(), scope) != scopes.end())
+      throw InputError(fmt::format("--chain '{}': {} appears twice", spec, word));
+    scopes.push_back(scope);
+  }
+  return scopes;
+}
+
+}  // namespace relsim

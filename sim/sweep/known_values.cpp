@@ -1,0 +1,126 @@
+#include "relsim/sweep/known_values.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+
+namespace relsim {
+
+double parse_double(const std::string& text, const std::string& what) {
+  double value = 0.0;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(first, last, value);
+  if (text.empty() || ec != std::errc() || ptr != last || !std::isfinite(value))
+    throw InputError(fmt::format("{} = '{}' is not a finite number", what, text));
+  return value;
+}
+
+long long parse_integer(const std::string& text, const std::string& what) {
+  long long value = 0;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(first, last, value);
+  if (text.empty() || ec != std::errc() || ptr != last)
+    throw InputError(fmt::format("{} = '{}' is not an integer in [{}, {}]", what, text,
+                                 std::numeric_limits<long long>::min(), std::numeric_limits<long long>::max()));
+  return value;
+}
+
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  // Known-value files are plain: no quoting, comma-separated, no embedded commas.
+  std::vector<std::string> fields;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, ',')) fields.push_back(field);
+  if (!line.empty() && line.back() == ',') fields.emplace_back();
+  for (auto& f : fields) {
+    const auto b = f.find_first_not_of(" \t\r");
+    const auto e = f.find_last_not_of(" \t\r");
+    f = b == std::string::npos ? std::string() : f.substr(b, e - b + 1);
+  }
+  return fields;
+}
+
+}  // namespace
+
+std::vector<KnownValue> read_known_values(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot open known-values file '{}'", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_known_values(text.str(), path);
+}
+
+std::vector<KnownValue> parse_known_values(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  const std::vector<std::string> required = {"p", "q", "r", "n", "b", "g", "chain", "expected", "tolerance"};
+  std::map<std::string, std::size_t> column;
+  std::vector<KnownValue> rows;
+  std::string line;
+  int number = 0;
+  std::size_t width = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
+    const auto fields = split_csv_line(line);
+    const std::string where = fmt::format("{}:{}", file, number);
+    if (column.empty()) {
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        if (column.count(fields[i])) throw InputError(fmt::format("{}: column '{}' appears twice", where, fields[i]));
+        column[fields[i]] = i;
+      }
+      for (const auto& name : required)
+        if (!column.count(name))
+          throw InputError(fmt::format("{}: header lacks column '{}' (needs p,q,r,n,b,g,chain,expected,tolerance)",
+                                       where, name));
+      width = fields.size();
+      continue;
+    }
+    if (fields.size() != width)
+      throw InputError(fmt::format("{}: {} fields, the header has {}", where, fields.size(), width));
+    auto field = [&](const std::string& name) { return fields[column.at(name)]; };
+    auto whole = [&](const std::string& name) { return parse_integer(field(name), where + ": " + name); };
+    KnownValue kv;
+    kv.line = number;
+    try {
+      kv.model.p = parse_double(field("p"), where + ": p");
+      kv.model.q = parse_double(field("q"), where + ": q");
+      kv.model.b = whole("b");
+      kv.model.g = whole("g");
+      kv.model.chain = parse_chain_scope(field("chain"));
+      const long long n = whole("n"), r = whole("r");
+      if (r < 0 || r > kMaxRetries)
+        throw InputError(fmt::format("r = {} is out of range: r must be in [0, {}]", r, kMaxRetries));
+      kv.policy.n = n;
+      kv.policy.r = static_cast<int>(r);
+      kv.expected = parse_double(field("expected"), where + ": expected");
+      kv.tolerance = parse_double(field("tolerance"), where + ": tolerance");
+      if (!(kv.expected >= 0.0 && kv.expected <= 1.0))
+        throw InputError(fmt::format("expected = {} is out of range: it must be in [0, 1]", kv.expected));
+      if (!(kv.tolerance >= 0.0 && kv.tolerance < 1.0))
+        throw InputError(fmt::format("tolerance = {} is out of range: it must be in [0, 1)", kv.tolerance));
+      validate(kv.model);
+      validate(kv.policy);
+    } catch (const InputError& e) {
+      const std::string msg = e.what();
+      throw InputError(msg.rfind(where, 0) == 0 ? msg : where + ": " + msg);
+    }
+    if (column.count("source")) kv.source = field("source");
+    rows.push_back(std::move(kv));
+  }
+  if (column.empty()) throw InputError(fmt::format("{}: empty file, no header", file));
+  if (rows.empty()) throw InputError(fmt::format("{}: header but no rows", file));
+  return rows;
+}
+
+}  // namespace relsim
