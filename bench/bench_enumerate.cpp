@@ -1,4 +1,4 @@
-// Enumeration of all 2^L good/bad sequences (SPEC section 3): the fast engine
+// Enumeration of all 2^L good/bad sequences (docs/model.md, Exact answers): the fast engine
 // (prefix products shared along the tree, tail tables) against the naive one
 // (each sequence's probability recomputed from scratch), measured in the same
 // run. Lengths L = n (r + 1) with r = 3: n = 5, 6, 7, 8 gives L = 20 .. 32.

@@ -1,4 +1,4 @@
-// The transfer-matrix engine (SPEC section 3) on the bursty model p = 0.3,
+// The transfer-matrix engine (docs/model.md, Exact answers) on the bursty model p = 0.3,
 // q = 0.8: the large case n = 10^6 calls, r = 10 retries (goal: well under a
 // second), with and without the requests distribution, and the n = 2, r = 2
 // reference case. Times in milliseconds; items are calls.

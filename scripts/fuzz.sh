@@ -1,32 +1,35 @@
 #!/usr/bin/env bash
 # Fuzzes relsim's parsers with libFuzzer (tests/fuzz): configures and builds
 # build-fuzz with clang, ASan and UBSan (-DRELSIM_FUZZ=ON), replays the kept
-# findings (tests/fuzz/regressions/TARGET/*), then runs each target for a
-# bounded time over a copy of its seed corpus (tests/fuzz/corpus/TARGET), so
-# the committed corpus never grows; new units, logs and crash inputs go to
+# findings (tests/fuzz/regressions/TARGET/*), then runs each target over a
+# copy of its seed corpus (tests/fuzz/corpus/TARGET), so the committed corpus
+# never grows; new units, logs and crash inputs go to
 # build-fuzz/fuzz-runs/TARGET. Prints executions, exec/s, coverage and
 # crashes per target and exits non-zero if any target crashed.
 #
-#   scripts/fuzz.sh [--seconds N] [TARGET...]    N per target, default 60
+#   scripts/fuzz.sh [--total-seconds T] [TARGET...]
 #
+# T (default 420) is the fuzzing time of the whole run, split evenly between
+# the targets (all of tests/fuzz/fuzz_*.cpp, or those named), at least 10 s
+# each: adding a target does not lengthen the run, it shortens each share.
 # A crash input reproduces with build-fuzz/fuzz/TARGET FILE; keep it under
-# tests/fuzz/regressions/TARGET/ and as a test in tests/fuzz_regression_test.cpp.
+# tests/fuzz/regressions/TARGET/ and as a test in tests/unit/fuzz_regression_test.cpp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-seconds=60
+total=420
 targets=()
 while (($#)); do
   case $1 in
-    --seconds) seconds=${2:-}; shift 2 || { echo "fuzz.sh: --seconds needs a value" >&2; exit 2; } ;;
-    --seconds=*) seconds=${1#--seconds=}; shift ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "fuzz.sh: unknown option '$1' (use --seconds N and target names)" >&2; exit 2 ;;
+    --total-seconds) total=${2:-}; shift 2 || { echo "fuzz.sh: --total-seconds needs a value" >&2; exit 2; } ;;
+    --total-seconds=*) total=${1#--total-seconds=}; shift ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "fuzz.sh: unknown option '$1' (use --total-seconds T and target names)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
-if ! [[ $seconds =~ ^[0-9]+$ ]] || ((seconds < 1 || seconds > 86400)); then
-  echo "fuzz.sh: --seconds '$seconds' is out of range: it must be an integer in [1, 86400]" >&2
+if ! [[ $total =~ ^[0-9]+$ ]] || ((total < 1 || total > 604800)); then
+  echo "fuzz.sh: --total-seconds '$total' is out of range: it must be an integer in [1, 604800]" >&2
   exit 2
 fi
 
@@ -43,6 +46,10 @@ cmake --build $build --parallel "$(nproc)"
 if ((${#targets[@]} == 0)); then
   for f in tests/fuzz/fuzz_*.cpp; do targets+=("$(basename "$f" .cpp)"); done
 fi
+# The total split evenly, never below 10 s a target.
+seconds=$((total / ${#targets[@]}))
+((seconds >= 10)) || seconds=10
+echo "fuzz.sh: ${#targets[@]} targets, ${seconds} s each (--total-seconds $total)" >&2
 
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 failed=()
@@ -85,7 +92,7 @@ done
 
 printf '%-22s %10s %8s %16s %16s %7s\n' target executions exec/s "cov (edges)" "corpus (units)" crashes
 printf '%s\n' "${rows[@]}"
-echo "fuzz.sh: ${#targets[@]} targets, ${seconds} s each, $((SECONDS - start)) s in all"
+echo "fuzz.sh: ${#targets[@]} targets, ${seconds} s each (--total-seconds $total), $((SECONDS - start)) s in all"
 if ((${#failed[@]})); then
   echo "fuzz.sh: FAILED: ${failed[*]}" >&2
   exit 1

@@ -10,10 +10,14 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev
   python3
-  nodejs  # tests/sdk_test.cpp runs the official TypeScript SDK (npm installs it into build/sdk)
+  nodejs  # tests/sdk/sdk_test.cpp runs the official TypeScript SDK (npm ci installs it into build/sdk)
   jupyter-nbconvert python3-ipykernel python3-pandas python3-matplotlib  # notebooks/ (scripts/run_notebooks.sh)
 )
 packages+=("$@")
+# Debian's nodejs has no npm: that is the separate package npm. NodeSource's
+# nodejs ships npm itself and conflicts with Debian's npm, so ask for npm only
+# when there is no npm command.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

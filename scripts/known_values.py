@@ -14,7 +14,7 @@ Silent steps: a retry follows a bad request after 1 + b steps, the next
 call's first request follows a good one after 1 + g steps. With
 qb = P^(1+b)[bad -> bad] and p0g = P^(1+g)[good -> bad]:
 
-fresh scope (SPEC section 3, generalised to silent steps): request 0 is bad
+fresh scope (docs/model.md, "Exact answers", with silent steps): request 0 is bad
 with probability p, a call fails when its r + 1 requests are all bad, and a
 successful call ends on a good request, so
     S = (1 - p qb^r) (1 - p0g qb^r)^(n - 1).
@@ -36,7 +36,7 @@ import os
 import sys
 
 SOURCE_CLOSED = "closed form (scripts/known_values.py)"
-SOURCE_SPEC = "SPEC section 3"
+SOURCE_REFERENCE = "reference experiment (docs/model.md)"
 
 
 def chain_numbers(p, q, b, g):
@@ -72,9 +72,9 @@ def continuous_success(p, q, r, n, b, g):
 
 # (p, q, r, n, b, g, chain, source); p and q as decimal strings, taken exactly.
 CASES = [
-    # SPEC section 3 reference values
-    ("0.3", "0.3", 2, 2, 0, 0, "fresh", SOURCE_SPEC),
-    ("0.3", "0.8", 2, 2, 0, 0, "fresh", SOURCE_SPEC),
+    # the reference experiment's exact values (docs/model.md)
+    ("0.3", "0.3", 2, 2, 0, 0, "fresh", SOURCE_REFERENCE),
+    ("0.3", "0.8", 2, 2, 0, 0, "fresh", SOURCE_REFERENCE),
     # independent faults (q = p): (1 - p^(r+1))^n
     ("0.1", "0.1", 1, 5, 0, 0, "fresh", SOURCE_CLOSED),
     ("0.5", "0.5", 3, 10, 0, 0, "fresh", SOURCE_CLOSED),
@@ -131,7 +131,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "data", "known_values.csv")
     lines = [
-        "# Known values of P(success) for the simple policy (SPEC sections 1-3).",
+        "# Known values of P(success) for the simple policy (docs/model.md).",
         "# Made by scripts/known_values.py from closed forms in exact rational",
         "# arithmetic (fractions.Fraction), independently of the C++ engines; do not",
         "# edit by hand, rerun the script. fresh: (1 - p qb^r)(1 - p0g qb^r)^(n-1);",
@@ -151,7 +151,7 @@ def main():
 
 
 def source_check():
-    """The two reference values of SPEC section 3 and the continuous one."""
+    """The two reference values of docs/model.md and the continuous one."""
     assert fresh_success(Fraction("0.3"), Fraction("0.3"), 2, 2, 0, 0) == Fraction("0.946729")
     bursty = fresh_success(Fraction("0.3"), Fraction("0.8"), 2, 2, 0, 0)
     assert abs(float(bursty) - 0.763675428571428) < 1e-15

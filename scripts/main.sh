@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Quick start, first command: install, build, run the main job: the
-# reference experiment (SPEC section 6) exactly, by simulation and live.
+# reference experiment (docs/model.md, Reference experiment) exactly, by simulation and live.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh

@@ -12,7 +12,8 @@
 # away, so the notebooks in the repository (kept without outputs) do not churn;
 # --inplace writes the executed notebooks, outputs included, over the originals.
 # Needs jupyter nbconvert, ipykernel, pandas and matplotlib
-# (scripts/install-deps.sh); exits 77 (ctest: skipped) when they are missing.
+# (scripts/install-deps.sh); exits 77 (ctest: skipped) when they are missing,
+# or 1 under CI=true (CI must run everything), with the reason on one line.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 inplace=0
@@ -20,7 +21,7 @@ exe=""
 for arg in "$@"; do
   case $arg in
     --inplace) inplace=1 ;;
-    -h | --help) sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
     -*) echo "run_notebooks: unknown option $arg" >&2; exit 2 ;;
     *) exe=$arg ;;
   esac
@@ -34,9 +35,18 @@ export RELSIM
 RELSIM=$(realpath "$exe")
 
 # The kernel is the system Python's (Debian packages); check that it has what the notebooks import.
-if ! command -v jupyter >/dev/null || ! jupyter nbconvert --version >/dev/null 2>&1 \
-   || ! /usr/bin/python3 -c 'import ipykernel, pandas, matplotlib' 2>/dev/null; then
-  echo "run_notebooks: jupyter nbconvert, ipykernel, pandas or matplotlib missing (run scripts/install-deps.sh)" >&2
+missing=()
+command -v jupyter >/dev/null && jupyter nbconvert --version >/dev/null 2>&1 || missing+=("jupyter nbconvert")
+for module in ipykernel pandas matplotlib; do
+  /usr/bin/python3 -c "import $module" 2>/dev/null || missing+=("python3 $module")
+done
+if ((${#missing[@]})); then
+  reason="missing $(IFS=,; echo "${missing[*]}" | sed 's/,/, /g') (run scripts/install-deps.sh)"
+  if [[ ${CI:-} == true ]]; then
+    echo "run_notebooks: FAILED under CI=true: $reason" >&2
+    exit 1
+  fi
+  echo "run_notebooks: skipped: $reason" >&2
   exit 77
 fi
 

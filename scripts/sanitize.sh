@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Builds relsim with sanitizers and runs the tests under them (issue 8).
 #
-#   scripts/sanitize.sh asan [ctest args...]  # GCC, AddressSanitizer + UBSan, every test but the notebooks
-#   scripts/sanitize.sh tsan [ctest args...]  # clang-14, ThreadSanitizer, every test but notebooks and Mpi.*
+#   scripts/sanitize.sh asan [ctest args...]  # GCC, AddressSanitizer + UBSan, every label but notebooks
+#   scripts/sanitize.sh tsan [ctest args...]  # clang-14, ThreadSanitizer, every label but notebooks and mpi
 #   scripts/sanitize.sh all                   # both, asan first
 #
-# Extra arguments go to ctest (for example `-R Enumerate`) and replace the
-# default test selection. Each build has its own tree (build-asan,
-# build-tsan), so the Release build in build/ is left alone. The relsim
-# executable that the CLI, live and MPI tests start is sanitized too.
+# Extra arguments go to ctest (for example `-R Enumerate` or `-L unit`) and
+# replace the default test selection (by ctest label: tests/CMakeLists.txt).
+# Each build has its own tree (build-asan, build-tsan), so the Release build
+# in build/ is left alone. The relsim executable that the e2e, live and mpi
+# tests start is sanitized too.
 #
 # ThreadSanitizer cannot see the futex-based barriers of GCC's libgomp, so
 # every OpenMP region would be reported as a race. The TSan build therefore
@@ -71,7 +72,7 @@ asan() {
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
     -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
   local args=("$@")
-  ((${#args[@]})) || args=(-E '^notebooks$')
+  ((${#args[@]})) || args=(-LE '^notebooks$')
   local asan_options=detect_leaks=1:abort_on_error=1:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1
   # The Mpi tests' ranks (mpirun relsim ...): Open MPI sets the variables of
   # mca_base_env_list in each rank only. The slow unwinder there gives leak
@@ -92,11 +93,11 @@ tsan() {
   local flags="-fsanitize=thread -fno-omit-frame-pointer"
   configure build-tsan -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread"
-  # The Mpi tests are left out: Open MPI (uninstrumented) runs its own
+  # The mpi label is left out: Open MPI (uninstrumented) runs its own
   # progress threads in each rank, which TSan cannot follow; the ranks
   # themselves are processes and share no memory.
   local args=("$@")
-  ((${#args[@]})) || args=(-E '^(notebooks|Mpi\..*)$')
+  ((${#args[@]})) || args=(-LE '^(notebooks|mpi)$')
   # OMP_NUM_THREADS=4 on two cores so OpenMP regions really run threads
   # side by side (tests that set their own thread count keep it).
   # ignore_noninstrumented_modules: libomp's own bookkeeping (its locks,

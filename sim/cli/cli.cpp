@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/parallel/parallel.hpp"
+#include "relsim/core/files.hpp"
 
 namespace relsim {
 namespace cli {
@@ -44,7 +45,7 @@ FaultWeights ModelArgs::fault_weights() const {
 }
 
 void add_policy_options(CLI::App& cmd, ModelArgs& a) {
-  cmd.add_option("--policy", a.policy_kind, "simple, naive, layered or budgeted (SPEC section 2)")->capture_default_str();
+  cmd.add_option("--policy", a.policy_kind, "simple, naive, layered or budgeted (docs/policies.md)")->capture_default_str();
   cmd.add_option("--s", a.s, fmt::format("HTTP-layer (SDK) retries, in [0, {}]; not used by simple", kMaxHttpRetries))
       ->capture_default_str();
   cmd.add_option("--B", a.B, "budgeted: cap on requests per call, >= 1");
@@ -77,29 +78,6 @@ void add_timing_options(CLI::App& cmd, ClientTiming& t) {
   cmd.add_option("--backoff-cap", t.backoff_cap, "largest backoff, seconds")->capture_default_str();
   cmd.add_option("--time-scale", t.time_scale, "multiplies every backoff (tests use small values)")
       ->capture_default_str();
-}
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path tmp = target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(fmt::format("cannot write '{}': cannot create a file in its folder", path));
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw InputError(fmt::format("cannot write '{}': write failed", path));
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw InputError(fmt::format("cannot write '{}': {}", path, ec.message()));
-  }
 }
 
 }  // namespace cli

@@ -9,7 +9,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/exact/exact.hpp"
 #include "relsim/sweep/known_values.hpp"
-#include "relsim/core/report.hpp"
+#include "relsim/core/json.hpp"
 
 namespace relsim::cli {
 namespace {

@@ -1,4 +1,4 @@
-// relsim demo: the reference experiment of SPEC section 6, exactly and by
+// relsim demo: the reference experiment (docs/model.md, Reference experiment), exactly and by
 // simulation, for independent and bursty faults.
 #include <iostream>
 
@@ -9,16 +9,17 @@
 #include "relsim/exact/exact.hpp"
 #include "relsim/live/live.hpp"
 #include "relsim/live/plan.hpp"
-#include "relsim/core/report.hpp"
+#include "relsim/core/json.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 #include "relsim/montecarlo/stats.hpp"
+#include "relsim/core/rng.hpp"
 
 namespace relsim::cli {
 namespace {
 
 struct DemoArgs {
   long long tasks = 400;
-  std::uint64_t seed = 20261001;
+  std::uint64_t seed = rng::kReferenceSeed;
   int threads = 0;
   bool json = false;
   bool live = true;
@@ -35,74 +36,75 @@ struct DemoRow {
   Interval live_ci;
 };
 
-int run_demo(const DemoArgs& a) {
-  const Policy policy{2, 2};
-  std::vector<DemoRow> rows;
-  for (const auto& [name, q] : {std::pair{"independent", 0.3}, std::pair{"bursty", 0.8}}) {
-    DemoRow row;
-    row.name = name;
-    row.model.p = 0.3;
-    row.model.q = q;
-    validate(row.model);
-    ExactOptions eopt;
-    eopt.distribution = false;
-    row.exact = exact_matrix(row.model, policy, eopt);
-    SimConfig sc;
-    sc.tasks = a.tasks;
-    sc.seed = a.seed;
-    sc.threads = a.threads;
-    row.sim = simulate(row.model, policy, sc);
-    row.ci = binomial_interval(IntervalKind::wilson, row.sim.successes, row.sim.tasks, 0.95);
-    if (a.live) {
-      // The same tasks for real: the plan holds the simulator's draws, the
-      // mock server serves them, the retrying client runs them.
-      LiveOptions options;
-      options.concurrency = a.concurrency;
-      options.jitter_seed = a.seed;
-      row.live = run_live_check(generate_plan(row.model, policy, sc), policy, live_timing(), options);
-      row.live_ci = binomial_interval(IntervalKind::wilson, row.live->successes, sc.tasks, 0.95);
-    }
-    rows.push_back(std::move(row));
+// One model of the experiment: exact, simulated, and (unless --no-live) the
+// same tasks live.
+DemoRow run_model(const char* name, double q, const Policy& policy, const DemoArgs& a) {
+  DemoRow row;
+  row.name = name;
+  row.model.p = 0.3;
+  row.model.q = q;
+  validate(row.model);
+  ExactOptions eopt;
+  eopt.distribution = false;
+  row.exact = exact_matrix(row.model, policy, eopt);
+  SimConfig sc;
+  sc.tasks = a.tasks;
+  sc.seed = a.seed;
+  sc.threads = a.threads;
+  row.sim = simulate(row.model, policy, sc);
+  row.ci = binomial_interval(IntervalKind::wilson, row.sim.successes, row.sim.tasks, 0.95);
+  if (a.live) {
+    // The same tasks for real: the plan holds the simulator's draws, the
+    // mock server serves them, the retrying client runs them.
+    LiveOptions options;
+    options.concurrency = a.concurrency;
+    options.jitter_seed = a.seed;
+    row.live = run_live_check(generate_plan(row.model, policy, sc), policy, live_timing(), options);
+    row.live_ci = binomial_interval(IntervalKind::wilson, row.live->successes, sc.tasks, 0.95);
   }
-  const FaultWeights kinds = FaultWeights::in_stream_uniform();
-  if (a.json) {
-    Json j;
-    j["p"] = 0.3;
-    j["r"] = policy.r;
-    j["n"] = policy.n;
-    j["tasks"] = a.tasks;
-    j["seed"] = a.seed;
-    j["kinds"] = to_string(kinds);
-    for (const auto& row : rows) {
-      Json faults = Json::object();
-      for (int k = 0; k < kFaultKinds; ++k)
-        if (kinds.weight[static_cast<std::size_t>(k)] > 0.0)
-          faults[std::string(to_string(static_cast<FaultKind>(k)))] = row.sim.faults[static_cast<std::size_t>(k)];
-      j[row.name] = Json{{"q", row.model.q},
-                         {"exact", row.exact.success},
-                         {"successes", row.sim.successes},
-                         {"tasks", row.sim.tasks},
-                         {"rate", static_cast<double>(row.sim.successes) / static_cast<double>(row.sim.tasks)},
-                         {"ci_low", row.ci.low},
-                         {"ci_high", row.ci.high},
-                         {"covered", row.ci.covers(row.exact.success)},
-                         {"requests", row.sim.requests},
-                         {"exact_mean_requests", row.exact.mean_requests},
-                         {"faults", faults}};
-      if (row.live)
-        j[row.name]["live"] = Json{{"successes", row.live->successes},
-                                   {"ci_low", row.live_ci.low},
-                                   {"ci_high", row.live_ci.high},
-                                   {"requests", row.live->requests},
-                                   {"wrong", row.live->wrong},
-                                   {"mismatches", static_cast<std::int64_t>(row.live->mismatches.size())},
-                                   {"wall_seconds", row.live->wall_seconds}};
-    }
-    std::cout << dump_json(j) << "\n";
-    return 0;
+  return row;
+}
+
+Json demo_json(const std::vector<DemoRow>& rows, const Policy& policy, const DemoArgs& a, const FaultWeights& kinds) {
+  Json j;
+  j["p"] = 0.3;
+  j["r"] = policy.r;
+  j["n"] = policy.n;
+  j["tasks"] = a.tasks;
+  j["seed"] = a.seed;
+  j["kinds"] = to_string(kinds);
+  for (const auto& row : rows) {
+    Json faults = Json::object();
+    for (const FaultKind kind : drawn_kinds(kinds))
+      faults[std::string(to_string(kind))] = row.sim.faults[static_cast<std::size_t>(kind)];
+    j[row.name] = Json{{"q", row.model.q},
+                       {"exact", row.exact.success},
+                       {"successes", row.sim.successes},
+                       {"tasks", row.sim.tasks},
+                       {"rate", static_cast<double>(row.sim.successes) / static_cast<double>(row.sim.tasks)},
+                       {"ci_low", row.ci.low},
+                       {"ci_high", row.ci.high},
+                       {"covered", row.ci.covers(row.exact.success)},
+                       {"requests", row.sim.requests},
+                       {"exact_mean_requests", row.exact.mean_requests},
+                       {"faults", faults}};
+    if (row.live)
+      j[row.name]["live"] = Json{{"successes", row.live->successes},
+                                 {"ci_low", row.live_ci.low},
+                                 {"ci_high", row.live_ci.high},
+                                 {"requests", row.live->requests},
+                                 {"wrong", row.live->wrong},
+                                 {"mismatches", static_cast<std::int64_t>(row.live->mismatches.size())},
+                                 {"wall_seconds", row.live->wall_seconds}};
   }
+  return j;
+}
+
+// The exact and simulated results, then the faults injected by kind.
+void print_simulated(const std::vector<DemoRow>& rows, const Policy& policy, const DemoArgs& a,
+                     const FaultWeights& kinds) {
   std::cout << fmt::format(
-      "relsim demo: the reference experiment (SPEC section 6)\n"
+      "relsim demo: the reference experiment (docs/model.md)\n"
       "p = 0.3, r = {} retries, n = {} calls, {} tasks per model, seed {}, fault kinds {}\n\n",
       policy.r, policy.n, a.tasks, a.seed, to_string(kinds));
   std::cout << fmt::format("{:<12} {:>4}  {:>10}  {:>13}  {:>18}  {:>7}  {:>8}  {:>9}\n", "model", "q", "exact",
@@ -114,31 +116,44 @@ int run_demo(const DemoArgs& a) {
                              row.sim.requests, row.exact.mean_requests * static_cast<double>(row.sim.tasks));
   std::cout << "\nfaults injected by kind (share of all requests sent)\n";
   for (const auto& row : rows) {
+    const auto percent = [&](std::int64_t count) {
+      return 100.0 * static_cast<double>(count) / static_cast<double>(row.sim.requests);
+    };
     std::string line = fmt::format("{:<12}", row.name);
     std::int64_t total = 0;
-    for (int k = 0; k < kFaultKinds; ++k) {
-      const auto count = row.sim.faults[static_cast<std::size_t>(k)];
-      total += count;
-      if (kinds.weight[static_cast<std::size_t>(k)] > 0.0)
-        line += fmt::format("  {} {} ({:.1f}%)", to_string(static_cast<FaultKind>(k)), count,
-                            100.0 * static_cast<double>(count) / static_cast<double>(row.sim.requests));
+    for (const std::int64_t count : row.sim.faults) total += count;
+    for (const FaultKind kind : drawn_kinds(kinds)) {
+      const auto count = row.sim.faults[static_cast<std::size_t>(kind)];
+      line += fmt::format("  {} {} ({:.1f}%)", to_string(kind), count, percent(count));
     }
-    std::cout << line
-              << fmt::format("  | all {} ({:.1f}%)\n", total,
-                             100.0 * static_cast<double>(total) / static_cast<double>(row.sim.requests));
+    std::cout << line << fmt::format("  | all {} ({:.1f}%)\n", total, percent(total));
   }
-  if (a.live) {
-    std::cout << fmt::format("\nlive: the same tasks over HTTP against the embedded mock server ({} concurrent, "
-                             "simple policy, 200 ms header and idle timeouts)\n",
-                             a.concurrency);
-    std::cout << fmt::format("{:<12} {:>13}  {:>18}  {:>8}  {:>5}  {:>17}  {:>8}\n", "model", "live done",
-                             "95% Wilson", "requests", "wrong", "oracle mismatches", "seconds");
-    for (const auto& row : rows)
-      std::cout << fmt::format("{:<12} {:>13}  [{:.4f}, {:.4f}]  {:>8}  {:>5}  {:>17}  {:>8.2f}\n", row.name,
-                               fmt::format("{}/{}", row.live->successes, a.tasks), row.live_ci.low,
-                               row.live_ci.high, row.live->requests, row.live->wrong, row.live->mismatches.size(),
-                               row.live->wall_seconds);
+}
+
+void print_live(const std::vector<DemoRow>& rows, const DemoArgs& a) {
+  std::cout << fmt::format("\nlive: the same tasks over HTTP against the embedded mock server ({} concurrent, "
+                           "simple policy, 200 ms header and idle timeouts)\n",
+                           a.concurrency);
+  std::cout << fmt::format("{:<12} {:>13}  {:>18}  {:>8}  {:>5}  {:>17}  {:>8}\n", "model", "live done",
+                           "95% Wilson", "requests", "wrong", "oracle mismatches", "seconds");
+  for (const auto& row : rows)
+    std::cout << fmt::format("{:<12} {:>13}  [{:.4f}, {:.4f}]  {:>8}  {:>5}  {:>17}  {:>8.2f}\n", row.name,
+                             fmt::format("{}/{}", row.live->successes, a.tasks), row.live_ci.low, row.live_ci.high,
+                             row.live->requests, row.live->wrong, row.live->mismatches.size(), row.live->wall_seconds);
+}
+
+int run_demo(const DemoArgs& a) {
+  const Policy policy{2, 2};
+  std::vector<DemoRow> rows;
+  for (const auto& [name, q] : {std::pair{"independent", 0.3}, std::pair{"bursty", 0.8}})
+    rows.push_back(run_model(name, q, policy, a));
+  const FaultWeights kinds = FaultWeights::in_stream_uniform();
+  if (a.json) {
+    std::cout << dump_json(demo_json(rows, policy, a, kinds)) << "\n";
+    return 0;
   }
+  print_simulated(rows, policy, a, kinds);
+  if (a.live) print_live(rows, a);
   for (const auto& row : rows)
     if (row.live && !row.live->mismatches.empty()) return kExitMiss;
   return 0;

@@ -8,7 +8,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/exact/exact.hpp"
 #include "relsim/parallel/parallel.hpp"
-#include "relsim/core/report.hpp"
+#include "relsim/exact/report.hpp"
 
 namespace relsim::cli {
 namespace {

@@ -9,6 +9,7 @@
 #include "relsim/exact/exact.hpp"
 #include "relsim/live/live.hpp"
 #include "relsim/montecarlo/stats.hpp"
+#include "relsim/core/rng.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -17,7 +18,7 @@ struct LiveArgs {
   ModelArgs model;
   long long tasks = 400;
   CLI::Option* tasks_option = nullptr;
-  std::uint64_t seed = 20261001;
+  std::uint64_t seed = rng::kReferenceSeed;
   int lanes = 16;
   std::string fault, times = "once", plan_file;
   ClientTiming timing = live_timing();
@@ -26,89 +27,108 @@ struct LiveArgs {
   std::string out;
 };
 
+// The plan to run: scripted (--fault), replayed (--plan), or drawn from the
+// model, which is then returned in `model` for the exact value.
+Plan live_plan(const LiveArgs& a, const Policy& policy, const SimConfig& config, std::optional<Model>& model) {
+  if (!a.fault.empty())
+    return scripted_plan(a.tasks_option->count() ? a.tasks : 1, parse_fault_kind(a.fault), parse_times(a.times),
+                         policy);
+  if (!a.plan_file.empty()) return read_plan(a.plan_file);
+  if (!a.model.p_option->count())
+    throw InputError("live: give --p (and --q ...) for a generated plan, --fault KIND --times once|always, or --plan FILE");
+  model = a.model.model();
+  return generate_plan(*model, policy, config);
+}
+
+struct LiveSummary {
+  const LiveCheck& check;
+  std::int64_t tasks;
+  Interval ci;
+  std::optional<double> exact;
+};
+
+Json live_json(const LiveArgs& a, const Policy& policy, const LiveSummary& s) {
+  const LiveCheck& check = s.check;
+  Json outcomes = Json::object();
+  for (const auto& [name, count] : check.outcomes) outcomes[name] = count;
+  Json mism = Json::array();
+  for (auto t : check.mismatches) {
+    const auto i = static_cast<std::size_t>(t);
+    mism.push_back(Json{{"task", t},
+                        {"oracle", check.oracle[i].outcome.name()},
+                        {"oracle_requests", check.oracle[i].requests},
+                        {"live", check.live[i].outcome.name()},
+                        {"live_requests", check.live[i].requests},
+                        {"error", check.live[i].error}});
+  }
+  return Json{{"policy", std::string(to_string(policy.kind))},
+              {"n", policy.n},
+              {"r", policy.r},
+              {"s", policy.s},
+              {"tasks", s.tasks},
+              {"successes", check.successes},
+              {"ci_low", s.ci.low},
+              {"ci_high", s.ci.high},
+              {"exact", s.exact ? Json(*s.exact) : Json(nullptr)},
+              {"outcomes", outcomes},
+              {"requests", check.requests},
+              {"wrong", check.wrong},
+              {"mismatches", static_cast<std::int64_t>(check.mismatches.size())},
+              {"mismatched_tasks", mism},
+              {"wall_seconds", check.wall_seconds},
+              {"seed", a.seed}};
+}
+
+// A scripted run: every task, live against the oracle.
+void print_scripted(const LiveArgs& a, const Policy& policy, const LiveCheck& check) {
+  std::cout << fmt::format("relsim live: {} {} under {}\n", a.fault, a.times, describe(policy));
+  std::cout << fmt::format("  {:>5}  {:<24} {:>8} {:>10}   {:<24} {:>8} {:>12}\n", "task", "live outcome",
+                           "requests", "waited s", "oracle outcome", "requests", "waits <= s");
+  for (std::size_t i = 0; i < check.live.size(); ++i)
+    std::cout << fmt::format("  {:>5}  {:<24} {:>8} {:>10.3f}   {:<24} {:>8} {:>12.3f}\n", check.live[i].task,
+                             check.live[i].outcome.name(), check.live[i].requests, check.live[i].seconds,
+                             check.oracle[i].outcome.name(), check.oracle[i].requests,
+                             check.oracle[i].max_wait_seconds);
+}
+
+// A generated or replayed run: the counts, and the interval against the exact value.
+void print_counts(const LiveArgs& a, const Policy& policy, const LiveSummary& s) {
+  const LiveCheck& check = s.check;
+  std::cout << fmt::format("relsim live: {} tasks, {} policy, {} concurrent, {:.2f} s\n", s.tasks,
+                           to_string(policy.kind), a.options.concurrency, check.wall_seconds);
+  std::cout << fmt::format("  done {}/{}  95% Wilson [{:.4f}, {:.4f}]{}\n", check.successes, s.tasks, s.ci.low,
+                           s.ci.high,
+                           s.exact ? fmt::format("  exact {:.6f} ({})", *s.exact, s.ci.covers(*s.exact) ? "covered" : "NOT covered") : "");
+  std::cout << fmt::format("  requests {}  wrong outcomes {}\n", check.requests, check.wrong);
+  for (const auto& [name, count] : check.outcomes)
+    if (name != "done") std::cout << fmt::format("  {:<24} {}\n", name, count);
+}
+
 int run_live_command(const LiveArgs& a) {
   const Policy policy = a.model.policy();
-  const bool scripted = !a.fault.empty();
-  Plan plan;
-  std::optional<Model> model;
   SimConfig config;
   config.tasks = a.tasks;
   config.seed = a.seed;
   config.lanes = a.lanes;
   config.kinds = a.model.fault_weights();
-  if (scripted) {
-    plan = scripted_plan(a.tasks_option->count() ? a.tasks : 1, parse_fault_kind(a.fault), parse_times(a.times),
-                         policy);
-  } else if (!a.plan_file.empty()) {
-    plan = read_plan(a.plan_file);
-  } else {
-    if (!a.model.p_option->count())
-      throw InputError("live: give --p (and --q ...) for a generated plan, --fault KIND --times once|always, or --plan FILE");
-    model = a.model.model();
-    plan = generate_plan(*model, policy, config);
-  }
+  std::optional<Model> model;
+  const Plan plan = live_plan(a, policy, config, model);
   LiveOptions options = a.options;
   options.jitter_seed = a.seed;
   const LiveCheck check = run_live_check(plan, policy, a.timing, options);
   const auto tasks = static_cast<std::int64_t>(check.live.size());
-  const Interval ci = binomial_interval(IntervalKind::wilson, check.successes, tasks, 0.95);
-  std::optional<double> exact;
+  LiveSummary summary{check, tasks, binomial_interval(IntervalKind::wilson, check.successes, tasks, 0.95), std::nullopt};
   if (model) {
     ExactOptions eopt;
     eopt.distribution = false;
     eopt.kinds = config.kinds;
-    exact = exact_matrix(*model, policy, eopt).success;
+    summary.exact = exact_matrix(*model, policy, eopt).success;
   }
   if (!a.out.empty()) write_file_atomically(a.out, live_csv(check));
 
-  if (a.json) {
-    Json outcomes = Json::object();
-    for (const auto& [name, count] : check.outcomes) outcomes[name] = count;
-    Json mism = Json::array();
-    for (auto t : check.mismatches) {
-      const auto i = static_cast<std::size_t>(t);
-      mism.push_back(Json{{"task", t},
-                          {"oracle", check.oracle[i].outcome.name()},
-                          {"oracle_requests", check.oracle[i].requests},
-                          {"live", check.live[i].outcome.name()},
-                          {"live_requests", check.live[i].requests},
-                          {"error", check.live[i].error}});
-    }
-    Json j{{"policy", std::string(to_string(policy.kind))},
-           {"n", policy.n},
-           {"r", policy.r},
-           {"s", policy.s},
-           {"tasks", tasks},
-           {"successes", check.successes},
-           {"ci_low", ci.low},
-           {"ci_high", ci.high},
-           {"exact", exact ? Json(*exact) : Json(nullptr)},
-           {"outcomes", outcomes},
-           {"requests", check.requests},
-           {"wrong", check.wrong},
-           {"mismatches", static_cast<std::int64_t>(check.mismatches.size())},
-           {"mismatched_tasks", mism},
-           {"wall_seconds", check.wall_seconds},
-           {"seed", a.seed}};
-    std::cout << dump_json(j) << "\n";
-  } else if (scripted) {
-    std::cout << fmt::format("relsim live: {} {} under {}\n", a.fault, a.times, describe(policy));
-    std::cout << fmt::format("  {:>5}  {:<24} {:>8} {:>10}   {:<24} {:>8} {:>12}\n", "task", "live outcome",
-                             "requests", "waited s", "oracle outcome", "requests", "waits <= s");
-    for (std::size_t i = 0; i < check.live.size(); ++i)
-      std::cout << fmt::format("  {:>5}  {:<24} {:>8} {:>10.3f}   {:<24} {:>8} {:>12.3f}\n", check.live[i].task,
-                               check.live[i].outcome.name(), check.live[i].requests, check.live[i].seconds,
-                               check.oracle[i].outcome.name(), check.oracle[i].requests,
-                               check.oracle[i].max_wait_seconds);
-  } else {
-    std::cout << fmt::format("relsim live: {} tasks, {} policy, {} concurrent, {:.2f} s\n", tasks,
-                             to_string(policy.kind), a.options.concurrency, check.wall_seconds);
-    std::cout << fmt::format("  done {}/{}  95% Wilson [{:.4f}, {:.4f}]{}\n", check.successes, tasks, ci.low, ci.high,
-                             exact ? fmt::format("  exact {:.6f} ({})", *exact, ci.covers(*exact) ? "covered" : "NOT covered") : "");
-    std::cout << fmt::format("  requests {}  wrong outcomes {}\n", check.requests, check.wrong);
-    for (const auto& [name, count] : check.outcomes)
-      if (name != "done") std::cout << fmt::format("  {:<24} {}\n", name, count);
-  }
+  if (a.json) std::cout << dump_json(live_json(a, policy, summary)) << "\n";
+  else if (!a.fault.empty()) print_scripted(a, policy, check);
+  else print_counts(a, policy, summary);
   for (auto t : check.mismatches) {
     const auto i = static_cast<std::size_t>(t);
     std::cerr << fmt::format("relsim live: MISMATCH task {}: oracle {} after {} requests, live {} after {} ({})\n", t,
@@ -137,8 +157,9 @@ Runner add_live(CLI::App& app) {
   cmd->add_option("--times", a->times, "scripted run: once or always")->capture_default_str();
   cmd->add_option("--plan", a->plan_file, "replay this plan file (from relsim plan)");
   cmd->add_option("--concurrency", a->options.concurrency, "tasks in flight at once")->capture_default_str();
-  cmd->add_flag("!--no-coordinated-start", a->options.coordinated_start,
-                "start a task whenever one ends (a sliding window) instead of in waves released together");
+  cmd->add_flag("--coordinated-start", a->options.coordinated_start,
+                "the burst-start experiment: run tasks in waves of --concurrency, all of a wave's tasks starting "
+                "together, instead of a sliding window that starts a task whenever one ends");
   cmd->add_option("--client-threads", a->options.client_threads, "threads running the client")->capture_default_str();
   cmd->add_option("--server-threads", a->options.server_threads, "threads running the server")->capture_default_str();
   add_timing_options(*cmd, a->timing);

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/live/plan.hpp"
+#include "relsim/core/rng.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 struct PlanArgs {
   ModelArgs model;
   long long tasks = 400;
-  std::uint64_t seed = 20261001;
+  std::uint64_t seed = rng::kReferenceSeed;
   int lanes = 16;
   std::string fault, times = "once";
   std::string out;

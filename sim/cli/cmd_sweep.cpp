@@ -10,6 +10,7 @@
 #include "relsim/sweep/grid.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "relsim/sweep/sweep.hpp"
+#include "relsim/core/rng.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -17,7 +18,7 @@ namespace {
 struct SweepArgs {
   std::string p, q, r, n, b = "0", g = "0", chain = "fresh";
   long long tasks = 0;
-  std::uint64_t seed = 20261001;
+  std::uint64_t seed = rng::kReferenceSeed;
   int lanes = 16, threads = 0;
   std::string interval = "wilson";
   double confidence = 0.95;

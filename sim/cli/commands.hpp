@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -11,6 +12,7 @@
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
 #include "relsim/live/timing.hpp"
+#include "relsim/core/files.hpp"
 
 namespace relsim::cli {
 
@@ -49,9 +51,14 @@ void add_policy_options(CLI::App& cmd, ModelArgs& args);
 // --connect-timeout ... --time-scale: the client's clock (timing.hpp).
 void add_timing_options(CLI::App& cmd, ClientTiming& timing);
 
-// Writes `text` to `path` through a temporary file in the same folder and a
-// rename, so an interrupted run never leaves a half-written file.
-void write_file_atomically(const std::string& path, const std::string& text);
+// The fault kinds a run draws (weight > 0), in enum order: the kinds whose
+// counts simulate and demo print.
+inline std::vector<FaultKind> drawn_kinds(const FaultWeights& kinds) {
+  std::vector<FaultKind> drawn;
+  for (int k = 0; k < kFaultKinds; ++k)
+    if (kinds.weight[static_cast<std::size_t>(k)] > 0.0) drawn.push_back(static_cast<FaultKind>(k));
+  return drawn;
+}
 
 Runner add_exact(CLI::App& app);
 Runner add_check(CLI::App& app);

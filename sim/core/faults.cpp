@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/parse.hpp"
 #include "relsim/core/error.hpp"
 
 namespace relsim {
@@ -50,6 +51,16 @@ double FaultWeights::total() const {
   return sum;
 }
 
+double FaultWeights::checked_total() const {
+  for (const double w : weight)
+    if (!(w >= 0.0 && std::isfinite(w)))
+      throw InputError(fmt::format("fault kind weight {} is out of range: weights must be finite and >= 0", w));
+  const double sum = total();
+  if (!(sum > 0.0 && std::isfinite(sum)))
+    throw InputError(fmt::format("fault kind weights total {}: the total must be finite and > 0", sum));
+  return sum;
+}
+
 FaultWeights parse_fault_weights(std::string_view spec) {
   if (spec.empty())
     throw InputError(fmt::format("kinds = '' is empty: give kind=weight pairs such as cut=1,stall=2 (kinds: {})",
@@ -68,17 +79,15 @@ FaultWeights parse_fault_weights(std::string_view spec) {
     if (seen[index]) throw InputError(fmt::format("kinds = '{}' names '{}' twice: name each kind at most once", spec, to_string(kind)));
     seen[index] = true;
     const std::string_view text = item.substr(eq + 1);
-    double value = 0.0;
-    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value) || value < 0.0)
+    const double value = parse_number<double>(text).value_or(-1.0);
+    if (value < 0.0)
       throw InputError(fmt::format("weight of {} = '{}' is out of range: it must be a finite number >= 0",
                                    to_string(kind), text));
     w.weight[index] = value;
     start = comma + 1;
   }
-  const double total = w.total();
-  if (!(total > 0.0 && std::isfinite(total)))
-    throw InputError(fmt::format("kinds = '{}' has total weight {}: it must be finite and > 0", spec, total));
+  if (const double total = w.total(); !(total > 0.0))  // each weight is finite and >= 0 already
+    throw InputError(fmt::format("kinds = '{}' has total weight {}: it must be > 0", spec, total));
   return w;
 }
 

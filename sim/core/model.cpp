@@ -8,10 +8,6 @@
 
 namespace relsim {
 
-void assertion_failed(const char* expr, const char* file, int line) {
-  throw std::logic_error(fmt::format("internal error: {} failed at {}:{}", expr, file, line));
-}
-
 std::string_view to_string(ChainScope scope) {
   return scope == ChainScope::fresh ? "fresh" : "continuous";
 }

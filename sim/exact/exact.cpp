@@ -47,6 +47,29 @@ struct CallMatrices {
   Eigen::VectorXi most_on_failure;
 };
 
+// The ways a call can end the task, from call_matrices' tally `ends`:
+// (outcome class, requests) -> the sum of w M D_bad over the call states
+// that end so (M the reach of the call state, w the fault kind's weight).
+// Fills c.endings, c.end_classes, c.end_cols and c.fail_exit.
+using EndTally = std::map<std::pair<int, int>, Eigen::MatrixXd>;
+
+void add_endings(const Chain& chain, const EndTally& ends, CallMatrices& c) {
+  const Eigen::Index k = chain.states();
+  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(k);
+  for (const auto& [key, m] : ends)
+    if (std::find(c.end_classes.begin(), c.end_classes.end(), key.first) == c.end_classes.end())
+      c.end_classes.push_back(key.first);
+  c.end_cols = Eigen::MatrixXd::Zero(k, static_cast<Eigen::Index>(c.end_classes.size()));
+  c.fail_exit = Eigen::MatrixXd::Zero(k, k);
+  for (const auto& [key, m] : ends) {
+    Ending e{key.first, key.second, m * ones, m * chain.gap};
+    const auto col = std::find(c.end_classes.begin(), c.end_classes.end(), key.first) - c.end_classes.begin();
+    c.end_cols.col(col) += e.col;
+    c.fail_exit += e.exit;
+    c.endings.push_back(std::move(e));
+  }
+}
+
 CallMatrices call_matrices(const Chain& chain, const Policy& policy, const FaultWeights& kinds) {
   const Eigen::Index k = chain.states();
   const Eigen::MatrixXd d_bad = chain.bad.asDiagonal();
@@ -74,7 +97,7 @@ CallMatrices call_matrices(const Chain& chain, const Policy& policy, const Fault
   };
   std::map<std::pair<int, int>, Node> layer;  // (http, stream) -> node, for `used` requests so far
   layer[{0, 0}] = Node{Eigen::MatrixXd::Identity(k, k), Eigen::MatrixXd::Identity(k, k)};
-  std::map<std::pair<int, int>, Eigen::MatrixXd> ends;  // (outcome class, requests) -> M D_bad w
+  EndTally ends;  // (outcome class, requests) -> M D_bad w
   for (int used = 0; used < c.most && !layer.empty(); ++used) {
     std::map<std::pair<int, int>, Node> next;
     Eigen::MatrixXd succeed = Eigen::MatrixXd::Zero(k, k);
@@ -116,18 +139,7 @@ CallMatrices call_matrices(const Chain& chain, const Policy& policy, const Fault
     for (Eigen::Index i = 0; i < k; ++i)
       for (Eigen::Index j = 0; j < k; ++j) c.succeed_flat.push_back(m(i, j));
   c.success_col = c.advance * ones;
-  for (const auto& [key, m] : ends)
-    if (std::find(c.end_classes.begin(), c.end_classes.end(), key.first) == c.end_classes.end())
-      c.end_classes.push_back(key.first);
-  c.end_cols = Eigen::MatrixXd::Zero(k, static_cast<Eigen::Index>(c.end_classes.size()));
-  c.fail_exit = Eigen::MatrixXd::Zero(k, k);
-  for (const auto& [key, m] : ends) {
-    Ending e{key.first, key.second, m * ones, m * chain.gap};
-    const auto col = std::find(c.end_classes.begin(), c.end_classes.end(), key.first) - c.end_classes.begin();
-    c.end_cols.col(col) += e.col;
-    c.fail_exit += e.exit;
-    c.endings.push_back(std::move(e));
-  }
+  add_endings(chain, ends, c);
   return c;
 }
 
@@ -238,6 +250,19 @@ std::int64_t worst_case(const CallMatrices& c, const Eigen::RowVectorXd& start, 
   return most;
 }
 
+// ended[o][m], P(outcome o after exactly m requests), appended to
+// out.requests in ExactResult's order: by m, then by outcome.
+void append_requests(const std::vector<std::vector<double>>& ended, ExactResult& out) {
+  std::size_t longest = 0;
+  for (const auto& bins : ended) longest = std::max(longest, bins.size());
+  for (std::size_t m = 0; m < longest; ++m)
+    for (int o = 0; o < kOutcomes; ++o) {
+      const auto& bins = ended[static_cast<std::size_t>(o)];
+      if (m < bins.size() && bins[m] > 0.0)
+        out.requests.push_back({static_cast<std::int64_t>(m), static_cast<Outcome>(o), bins[m]});
+    }
+}
+
 // The distribution of requests per task: the forward vectors split by the
 // number of extra requests (beyond one per call) so far. Its ends are
 // trimmed where their mass falls below options.prune_below, and the whole
@@ -313,14 +338,7 @@ void distribution(const CallMatrices& c, const Eigen::RowVectorXd& start, const 
     if (done.size() <= m) done.resize(m + 1, 0.0);
     done[m] += s;
   }
-  std::size_t longest = 0;
-  for (const auto& bins : ended) longest = std::max(longest, bins.size());
-  for (std::size_t m = 0; m < longest; ++m)
-    for (int o = 0; o < kOutcomes; ++o) {
-      const auto& bins = ended[static_cast<std::size_t>(o)];
-      if (m < bins.size() && bins[m] > 0.0)
-        out.requests.push_back({static_cast<std::int64_t>(m), static_cast<Outcome>(o), bins[m]});
-    }
+  append_requests(ended, out);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
+#include "relsim/core/files.hpp"
 #include "montecarlo/policy_walk.hpp"
 
 namespace relsim {
@@ -182,11 +183,7 @@ Plan parse_plan(const std::string& text, const std::string& where) {
 }
 
 Plan read_plan(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open plan file '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_plan(text.str(), path);
+  return parse_plan(read_file(path, "plan file"), path);
 }
 
 }  // namespace relsim

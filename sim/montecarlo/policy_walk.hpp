@@ -41,12 +41,3 @@ TaskRunner walk_policy_task(const DrawScheme& s, const Policy& policy, std::uint
 }
 
 }  // namespace relsim::detail
-
-namespace relsim::detail {
-
-// simulate() for the naive, layered and budgeted policies: every task walked
-// request by request through the policy's rules, counted in integers per
-// thread and summed, so any thread count gives the same result.
-SimResult simulate_policy(const Model& model, const Policy& policy, const SimConfig& config, const DrawScheme& s);
-
-}  // namespace relsim::detail

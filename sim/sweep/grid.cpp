@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "relsim/sweep/known_values.hpp"
+#include "relsim/core/parse.hpp"
 
 namespace relsim {
 namespace {
@@ -29,10 +29,7 @@ std::vector<std::string> split(std::string_view s, char sep) {
 // from_chars may refuse one too, and then the value stays as it is.
 double round12(double x) {
   if (x == 0.0) return 0.0;
-  const std::string text = fmt::format("{:.12g}", x);
-  double rounded = 0.0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), rounded);
-  return ec == std::errc() && end == text.data() + text.size() ? rounded : x;
+  return parse_number<double>(fmt::format("{:.12g}", x)).value_or(x);
 }
 
 // The values of an integer range, counted and stepped in unsigned arithmetic

@@ -9,29 +9,10 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
+#include "relsim/core/parse.hpp"
+#include "relsim/core/files.hpp"
 
 namespace relsim {
-
-double parse_double(const std::string& text, const std::string& what) {
-  double value = 0.0;
-  const char* first = text.data();
-  const char* last = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(first, last, value);
-  if (text.empty() || ec != std::errc() || ptr != last || !std::isfinite(value))
-    throw InputError(fmt::format("{} = '{}' is not a finite number", what, text));
-  return value;
-}
-
-long long parse_integer(const std::string& text, const std::string& what) {
-  long long value = 0;
-  const char* first = text.data();
-  const char* last = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(first, last, value);
-  if (text.empty() || ec != std::errc() || ptr != last)
-    throw InputError(fmt::format("{} = '{}' is not an integer in [{}, {}]", what, text,
-                                 std::numeric_limits<long long>::min(), std::numeric_limits<long long>::max()));
-  return value;
-}
 
 namespace {
 
@@ -53,11 +34,7 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 }  // namespace
 
 std::vector<KnownValue> read_known_values(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot open known-values file '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_known_values(text.str(), path);
+  return parse_known_values(read_file(path, "known-values file"), path);
 }
 
 std::vector<KnownValue> parse_known_values(const std::string& text, const std::string& file) {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/rng.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/exact/exact.hpp"
 #include "relsim/montecarlo/simulate.hpp"
@@ -12,13 +13,8 @@
 namespace relsim {
 namespace {
 
-// SplitMix64's finaliser (Steele, Lea, Flood 2014): a bijective mix of 64 bits.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+// A bijective mix of 64 bits: one SplitMix64 step from state x.
+std::uint64_t mix(std::uint64_t x) { return rng::splitmix64(x); }
 
 std::uint64_t bits_of(double x) {
   std::uint64_t u = 0;
@@ -38,8 +34,9 @@ std::uint64_t point_seed(std::uint64_t run_seed, const Model& model, long long r
   return h;
 }
 
-SweepOutcome run_sweep(const SweepGrid& grid, const SweepConfig& config,
-                       const std::function<void(std::int64_t, std::int64_t)>& progress) {
+namespace {
+
+void check_sweep_input(const SweepGrid& grid, const SweepConfig& config) {
   if (grid.p.empty() || grid.r.empty() || grid.n.empty() || grid.b.empty() || grid.g.empty() || grid.chain.empty())
     throw InputError("sweep: every axis needs at least one value");
   if (config.tasks < 0 || config.tasks > kMaxTasks)
@@ -47,18 +44,27 @@ SweepOutcome run_sweep(const SweepGrid& grid, const SweepConfig& config,
                                  kMaxTasks));
   if (!(config.confidence > 0.0 && config.confidence < 1.0))
     throw InputError(fmt::format("confidence = {} is out of range: it must be in (0, 1)", config.confidence));
+}
+
+struct Point {
+  Model model;
+  Policy policy;
+  long long r, n;
+};
+
+struct GridPoints {
+  std::vector<Point> valid;  // in grid order
+  std::int64_t total = 0;    // all points of the grid, valid or not
+};
+
+// Every point of the grid, in order p, q, r, n, b, g, chain; the invalid
+// ones are counted in out.skipped (or, with config.strict, rejected).
+GridPoints grid_points(const SweepGrid& grid, const SweepConfig& config, SweepOutcome& out) {
   std::vector<std::optional<double>> q_axis(grid.q.begin(), grid.q.end());
   if (q_axis.empty()) q_axis.push_back(std::nullopt);  // q = p at each point
-  const std::int64_t total = static_cast<std::int64_t>(grid.p.size() * q_axis.size() * grid.r.size() *
-                                                       grid.n.size() * grid.b.size() * grid.g.size() *
-                                                       grid.chain.size());
-  struct Point {
-    Model model;
-    Policy policy;
-    long long r, n;
-  };
-  SweepOutcome out;
-  std::vector<Point> points;  // the valid ones, in grid order
+  GridPoints points;
+  points.total = static_cast<std::int64_t>(grid.p.size() * q_axis.size() * grid.r.size() * grid.n.size() *
+                                           grid.b.size() * grid.g.size() * grid.chain.size());
   for (double p : grid.p)
     for (const std::optional<double>& q : q_axis)
       for (long long r : grid.r)
@@ -78,57 +84,77 @@ SweepOutcome run_sweep(const SweepGrid& grid, const SweepConfig& config,
                   if (out.skipped++ == 0) out.first_skip = e.what();
                   continue;
                 }
-                points.push_back({model, policy, r, n});
+                points.valid.push_back({model, policy, r, n});
               }
+  return points;
+}
+
+// One CSV row (no newline): the exact columns, then the simulated ones, or
+// empty ones when config.tasks is 0.
+std::string point_row(const Point& pt, const SweepConfig& config) {
+  const Model& model = pt.model;
+  ExactOptions eopt;
+  eopt.distribution = false;
+  const ExactResult ex = exact_matrix(model, pt.policy, eopt);
+  std::string row = fmt::format("{},{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g}", model.p, model.q, pt.r, pt.n,
+                                model.b, model.g, to_string(model.chain), model.p0(),
+                                independent_success(model.p, pt.policy), ex.success, ex.mean_requests);
+  if (config.tasks == 0) return row + ",,,,,,,";
+  SimConfig sc;
+  sc.tasks = config.tasks;
+  sc.seed = point_seed(config.seed, model, pt.r, pt.n);
+  sc.lanes = config.lanes;
+  sc.threads = config.threads;
+  const SimResult sim = simulate(model, pt.policy, sc);
+  // Tasks of one lane are correlated in the continuous scope;
+  // design_effect() is 1 for the fresh scope.
+  const Interval ci =
+      effective_interval(config.interval, sim.successes, sim.tasks, config.confidence, sim.design_effect());
+  row += fmt::format(",{},{},{:.17g},{:.17g},{:.17g},{},{}", sim.tasks, sim.successes,
+                     static_cast<double>(sim.successes) / static_cast<double>(sim.tasks), ci.low, ci.high,
+                     ci.covers(ex.success) ? "true" : "false", sc.seed);
+  return row;
+}
+
+// Rank 0's CSV from every rank's rows (gather_strings: rank 0's rows, then
+// rank 1's, ...), where rank k's j-th row is point k + j ranks.
+std::string csv_in_grid_order(const std::vector<std::string>& rows, std::size_t points, std::size_t ranks) {
+  std::vector<std::size_t> next(ranks, 0), offset(ranks, 0);
+  for (std::size_t k = 1; k < ranks; ++k)
+    offset[k] = offset[k - 1] + (points > k - 1 ? (points - (k - 1) + ranks - 1) / ranks : 0);
+  std::string csv = std::string(kSweepHeader) + "\n";
+  for (std::size_t i = 0; i < points; ++i) {
+    const std::size_t k = i % ranks;
+    csv += rows.at(offset[k] + next[k]++) + "\n";
+  }
+  return csv;
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const SweepGrid& grid, const SweepConfig& config,
+                       const std::function<void(std::int64_t, std::int64_t)>& progress) {
+  check_sweep_input(grid, config);
+  SweepOutcome out;
+  const GridPoints grid_pts = grid_points(grid, config, out);
+  const std::vector<Point>& points = grid_pts.valid;
+  const std::int64_t total = grid_pts.total;
 
   const parallel::Share& share = config.share;
   const auto ranks = static_cast<std::size_t>(std::max(share.ranks, 1));
   std::vector<std::string> mine;  // rows of points rank, rank + ranks, ...
   std::int64_t done = out.skipped;
   for (std::size_t i = static_cast<std::size_t>(share.rank); i < points.size(); i += ranks) {
-    const Point& pt = points[i];
-    const Model& model = pt.model;
-    ExactOptions eopt;
-    eopt.distribution = false;
-    const ExactResult ex = exact_matrix(model, pt.policy, eopt);
-    std::string row = fmt::format("{},{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g}", model.p, model.q, pt.r,
-                                  pt.n, model.b, model.g, to_string(model.chain), model.p0(),
-                                  independent_success(model.p, pt.policy), ex.success, ex.mean_requests);
-    if (config.tasks > 0) {
-      SimConfig sc;
-      sc.tasks = config.tasks;
-      sc.seed = point_seed(config.seed, model, pt.r, pt.n);
-      sc.lanes = config.lanes;
-      sc.threads = config.threads;
-      const SimResult sim = simulate(model, pt.policy, sc);
-      // Tasks of one lane are correlated in the continuous scope;
-      // design_effect() is 1 for the fresh scope.
-      const Interval ci =
-          effective_interval(config.interval, sim.successes, sim.tasks, config.confidence, sim.design_effect());
-      row += fmt::format(",{},{},{:.17g},{:.17g},{:.17g},{},{}", sim.tasks, sim.successes,
-                         static_cast<double>(sim.successes) / static_cast<double>(sim.tasks), ci.low, ci.high,
-                         ci.covers(ex.success) ? "true" : "false", sc.seed);
-    } else {
-      row += ",,,,,,,";
-    }
-    mine.push_back(std::move(row));
+    mine.push_back(point_row(points[i], config));
     done = std::min<std::int64_t>(total, done + static_cast<std::int64_t>(ranks));
     if (progress) progress(i + ranks >= points.size() ? total : done, total);
   }
   if (points.empty() && progress) progress(total, total);
 
-  // Rank k's j-th row is point k + j ranks.
   const std::vector<std::string> rows = parallel::gather_strings(mine, share);
   if (!share.root()) return out;
-  std::vector<std::size_t> next(ranks, 0), offset(ranks, 0);
-  for (std::size_t k = 1; k < ranks; ++k)
-    offset[k] = offset[k - 1] + (points.size() > k - 1 ? (points.size() - (k - 1) + ranks - 1) / ranks : 0);
-  out.csv = std::string(kSweepHeader) + "\n";
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const std::size_t k = i % ranks;
-    out.csv += rows.at(offset[k] + next[k]++) + "\n";
-    ++out.rows;
-  }
+  out.csv = csv_in_grid_order(rows, points.size(), ranks);
+  out.rows = static_cast<std::int64_t>(points.size());
   return out;
 }
 

@@ -17,6 +17,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/faults.hpp"
+#include "relsim/core/parse.hpp"
 #include "relsim/sweep/grid.hpp"
 #include "relsim/sweep/known_values.hpp"
 

@@ -1,5 +1,6 @@
 // The official Anthropic TypeScript SDK against relsim's mock server
-// (tests/sdk_test.cpp installs the SDK and starts `relsim serve`).
+// (tests/sdk/sdk_test.cpp installs the SDK pinned by package-lock.json with npm ci
+// and starts `relsim serve`).
 // Usage: node check_sdk.mjs PORT. Prints one JSON line; exit 0 when every check holds.
 import Anthropic from '@anthropic-ai/sdk';
 

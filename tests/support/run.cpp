@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -13,33 +15,109 @@
 #include <sstream>
 #include <stdexcept>
 
+extern char** environ;
+
 namespace relsim::test {
 namespace {
 
-int decode(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
+using Clock = std::chrono::steady_clock;
+
+// The time `seconds` from now.
+Clock::time_point after(double seconds) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
-// Turns argv into the char* array execvp wants (valid while argv lives).
-std::vector<char*> c_argv(const std::vector<std::string>& argv) {
-  std::vector<char*> out;
-  for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
-  out.push_back(nullptr);
+// An argv or envp as the char* array exec wants; built before fork, so the
+// child only calls async-signal-safe functions (the tests run threads).
+struct CStrings {
+  std::vector<std::string> strings;
+  std::vector<char*> pointers;
+  explicit CStrings(std::vector<std::string> s) : strings(std::move(s)) {
+    for (auto& a : strings) pointers.push_back(a.data());
+    pointers.push_back(nullptr);
+  }
+  char** data() { return pointers.data(); }
+};
+
+// The test's environment with `extra` NAME=VALUE entries added or replacing.
+std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
+  std::vector<std::string> out;
+  const auto name_of = [](const std::string& e) { return e.substr(0, e.find('=')); };
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const bool replaced = std::any_of(extra.begin(), extra.end(),
+                                      [&](const std::string& x) { return name_of(x) == name_of(entry); });
+    if (!replaced) out.push_back(entry);
+  }
+  out.insert(out.end(), extra.begin(), extra.end());
   return out;
 }
 
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                             const std::string& cwd) {
-  for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
-  if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) _exit(126);
-  auto args = c_argv(argv);
-  ::execvp(args[0], args.data());
-  _exit(127);
+void make_pipe(int fds[2]) {
+  // Close-on-exec, so a child started meanwhile by another thread (or a
+  // Background left running) never holds our ends open.
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
 }
 
-void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+struct Decoded {
+  int code;
+  bool signaled;
+};
+
+Decoded decode(int status) {
+  if (WIFEXITED(status)) return {WEXITSTATUS(status), false};
+  if (WIFSIGNALED(status)) return {128 + WTERMSIG(status), true};
+  return {-1, false};
+}
+
+// Forks and execs. In the child, stdin/stdout/stderr become `in`, `out` and
+// `err` (-1: keep the test's own); everything else was built beforehand.
+pid_t spawn(const std::vector<std::string>& argv, const RunOptions& options, int in, int out, int err) {
+  if (argv.empty()) throw std::invalid_argument("run_program: empty argv");
+  CStrings args(argv);
+  CStrings envp(environment_with(options.env));
+  const char* cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    if (options.new_process_group) ::setpgid(0, 0);
+    // dup2 clears close-on-exec on the copy; a pipe that already is the
+    // standard descriptor (the test's own was closed) keeps it otherwise.
+    const auto redirect = [](int fd, int to) {
+      if (fd == to)
+        ::fcntl(fd, F_SETFD, 0);
+      else if (fd >= 0)
+        ::dup2(fd, to);
+    };
+    redirect(in, STDIN_FILENO);
+    redirect(out, STDOUT_FILENO);
+    redirect(err, STDERR_FILENO);
+    if (cwd != nullptr && ::chdir(cwd) != 0) _exit(126);
+    ::execvpe(args.data()[0], args.data(), envp.data());
+    _exit(127);
+  }
+  if (options.new_process_group) ::setpgid(pid, pid);  // either side may win the race; both set the same
+  return pid;
+}
+
+void kill_child(pid_t pid, bool group, int signal) { ::kill(group ? -pid : pid, signal); }
+
+// Waits for `pid` up to `timeout` seconds (forever when negative); true once reaped.
+bool reap(pid_t pid, double timeout, int* status) {
+  const auto deadline = after(std::max(timeout, 0.0));
+  for (;;) {
+    const pid_t got = ::waitpid(pid, status, timeout < 0 ? 0 : WNOHANG);
+    if (got == pid) return true;
+    if (got < 0 && errno != EINTR) return true;  // not ours to wait for any more
+    if (timeout >= 0 && Clock::now() >= deadline) return false;
+    if (got == 0) ::usleep(10'000);
+  }
+}
+
+int millis_until(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(left, 0, 1000));
+}
 
 }  // namespace
 
@@ -53,51 +131,55 @@ std::vector<std::string> split_args(const std::string& line) {
 std::string relsim_exe() { return RELSIM_EXE; }
 std::string source_dir() { return RELSIM_SOURCE_DIR; }
 
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+  }
+  return "";
+}
+
 bool under_ci() {
   const char* ci = std::getenv("CI");
   return ci != nullptr && std::string(ci) == "true";
 }
 
-Run run_program(const std::vector<std::string>& argv, const RunOptions& options) {
-  if (argv.empty()) throw std::invalid_argument("run_program: empty argv");
+RunResult run_program(const std::vector<std::string>& argv, const RunOptions& options) {
   int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (::pipe(in_pipe) != 0 || ::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0)
-    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::dup2(in_pipe[0], STDIN_FILENO);
-    ::dup2(out_pipe[1], STDOUT_FILENO);
-    ::dup2(err_pipe[1], STDERR_FILENO);
-    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
-    exec_child(argv, options.env, options.cwd);
-  }
+  make_pipe(in_pipe);
+  make_pipe(out_pipe);
+  make_pipe(err_pipe);
+  const pid_t pid = spawn(argv, options, in_pipe[0], out_pipe[1], err_pipe[1]);
   ::close(in_pipe[0]);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
-  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGPIPE, SIG_IGN);  // a child that stops reading its input must not kill the test
   int in_fd = in_pipe[1];
-  set_nonblocking(in_fd);
+  ::fcntl(in_fd, F_SETFL, ::fcntl(in_fd, F_GETFL) | O_NONBLOCK);
   std::size_t written = 0;
   if (options.input.empty()) {
     ::close(in_fd);
     in_fd = -1;
   }
-  Run run;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout);
+  RunResult run;
+  auto deadline = after(options.timeout);
   bool killed = false;
   int out_fd = out_pipe[0], err_fd = err_pipe[0];
   char buf[65536];
   while (out_fd >= 0 || err_fd >= 0) {
-    pollfd fds[3] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {in_fd, POLLOUT, 0}};
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0 && !killed) {
-      ::kill(pid, SIGKILL);
+    if (Clock::now() >= deadline) {
+      if (killed) break;  // a grandchild still holds the pipes 5 s after the kill: stop reading
+      kill_child(pid, options.new_process_group, SIGKILL);
       killed = true;
+      deadline = after(5);
     }
-    if (::poll(fds, 3, killed ? 1000 : static_cast<int>(std::min<long long>(left.count() + 1, 1000))) < 0 &&
-        errno != EINTR)
-      break;
+    pollfd fds[3] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {in_fd, POLLOUT, 0}};
+    if (::poll(fds, 3, millis_until(deadline)) < 0 && errno != EINTR) break;
     for (int i = 0; i < 2; ++i) {
       int& fd = i == 0 ? out_fd : err_fd;
       if (fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -112,78 +194,133 @@ Run run_program(const std::vector<std::string>& argv, const RunOptions& options)
     if (in_fd >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
       const ssize_t n = ::write(in_fd, options.input.data() + written, options.input.size() - written);
       if (n > 0) written += static_cast<std::size_t>(n);
-      if (n < 0 || written == options.input.size()) {
+      if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == options.input.size()) {
         ::close(in_fd);
         in_fd = -1;
       }
     }
   }
-  if (in_fd >= 0) ::close(in_fd);
+  for (int fd : {in_fd, out_fd, err_fd})
+    if (fd >= 0) ::close(fd);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (!reap(pid, killed ? 5 : -1, &status)) {  // killed but not gone: once more, then wait for good
+    kill_child(pid, options.new_process_group, SIGKILL);
+    reap(pid, -1, &status);
   }
-  run.code = decode(status);
+  const Decoded d = decode(status);
+  run.code = d.code;
+  run.signaled = d.signaled;
   return run;
 }
 
-Run run_relsim(const std::vector<std::string>& args, const RunOptions& options) {
+RunResult run_relsim(const std::vector<std::string>& args, const RunOptions& options) {
   std::vector<std::string> argv{relsim_exe()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_program(argv, options);
 }
 
-Run run_relsim(const std::string& args, const RunOptions& options) { return run_relsim(split_args(args), options); }
+RunResult run_relsim(const std::string& args, const RunOptions& options) { return run_relsim(split_args(args), options); }
 
-Background::Background(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+Background::Background(const std::vector<std::string>& argv, const RunOptions& options)
+    : group_(options.new_process_group) {
   int out_pipe[2];
-  if (::pipe(out_pipe) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  pid_ = ::fork();
-  if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid_ == 0) {
-    ::dup2(out_pipe[1], STDOUT_FILENO);
+  make_pipe(out_pipe);
+  const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  try {
+    pid_ = spawn(argv, options, null_in, out_pipe[1], -1);
+  } catch (...) {
     ::close(out_pipe[0]);
     ::close(out_pipe[1]);
-    exec_child(argv, env, {});
+    if (null_in >= 0) ::close(null_in);
+    throw;
   }
+  if (null_in >= 0) ::close(null_in);
   ::close(out_pipe[1]);
-  out_ = ::fdopen(out_pipe[0], "r");
+  out_fd_ = out_pipe[0];
 }
 
 Background::~Background() {
-  if (!reaped_) stop(SIGTERM);
-  if (out_ != nullptr) std::fclose(out_);
+  if (!reaped_) {
+    kill_child(pid_, group_, SIGTERM);
+    int status = 0;
+    if (!reap(pid_, 10, &status)) {
+      kill_child(pid_, group_, SIGKILL);
+      reap(pid_, -1, &status);
+    }
+  }
+  if (out_fd_ >= 0) ::close(out_fd_);
 }
 
-std::string Background::read_line() {
-  std::string line;
-  for (int c; (c = std::fgetc(out_)) != EOF && c != '\n';) line += static_cast<char>(c);
+bool Background::fill(double timeout) {
+  if (out_fd_ < 0) return false;
+  pollfd p{out_fd_, POLLIN, 0};
+  const auto deadline = after(timeout);
+  for (;;) {
+    const int ready = ::poll(&p, 1, millis_until(deadline));
+    if (ready < 0 && errno != EINTR) return false;
+    if (ready > 0) break;
+    if (Clock::now() >= deadline) return false;
+  }
+  char buf[4096];
+  const ssize_t n = ::read(out_fd_, buf, sizeof buf);
+  if (n > 0) {
+    buffer_.append(buf, static_cast<std::size_t>(n));
+    return true;
+  }
+  if (n < 0 && errno == EINTR) return true;
+  ::close(out_fd_);
+  out_fd_ = -1;
+  return false;
+}
+
+std::string Background::read_line(double timeout) {
+  const auto deadline = after(timeout);
+  std::size_t newline;
+  while ((newline = buffer_.find('\n')) == std::string::npos) {
+    const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+    if (left <= 0 || !fill(left)) return "";
+  }
+  std::string line = buffer_.substr(0, newline);
+  buffer_.erase(0, newline + 1);
   return line;
 }
 
+std::string Background::read_rest(double timeout) {
+  const auto deadline = after(timeout);
+  for (;;) {
+    const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+    if (left <= 0 || !fill(left)) break;
+  }
+  std::string rest;
+  rest.swap(buffer_);
+  return rest;
+}
+
 int Background::stop(int signal) {
-  if (!reaped_) ::kill(pid_, signal);
+  if (!reaped_) kill_child(pid_, group_, signal);
   return wait();
 }
 
 int Background::wait() {
   if (!reaped_) {
     int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    status_ = decode(status);
+    reap(pid_, -1, &status);
+    const Decoded d = decode(status);
+    code_ = d.code;
+    signaled_ = d.signaled;
     reaped_ = true;
   }
-  return status_;
+  return code_;
 }
 
 int port_from_banner(const std::string& line) {
   const auto colon = line.rfind(':');
   if (colon == std::string::npos) return -1;
-  try {
-    return std::stoi(line.substr(colon + 1));
-  } catch (const std::exception&) {
-    return -1;
-  }
+  const auto end = line.find_first_not_of("0123456789", colon + 1);
+  const std::string digits = line.substr(colon + 1, end == std::string::npos ? std::string::npos : end - colon - 1);
+  if (digits.empty() || digits.size() > 5) return -1;
+  const int port = std::stoi(digits);
+  return port >= 1 && port <= 65535 ? port : -1;
 }
 
 }  // namespace relsim::test

@@ -1,5 +1,5 @@
 #pragma once
-// The fault-kind catalogue of SPEC section 2: what a bad request looks like,
+// The fault-kind catalogue (docs/model.md, Fault kinds): what a bad request looks like,
 // and at which stage of a request it strikes.
 #include <array>
 #include <cstdint>
@@ -23,11 +23,14 @@ Stage stage_of(FaultKind kind);
 FaultKind parse_fault_kind(std::string_view word);
 
 // Relative weights of the kinds a bad request takes. Default: uniform over
-// the five in-stream kinds (SPEC section 6).
+// the five in-stream kinds (docs/model.md, Reference experiment).
 struct FaultWeights {
   std::array<double, kFaultKinds> weight{};
   static FaultWeights in_stream_uniform();
   double total() const;
+  // The total, after checking that every weight is finite and >= 0 and the
+  // total finite and > 0; throws InputError naming the bad value otherwise.
+  double checked_total() const;
 };
 
 // Parses "cut=1,stall=1,slow_headers=2": every kind named at most once, each

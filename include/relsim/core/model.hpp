@@ -1,5 +1,5 @@
 #pragma once
-// The fault process over requests (SPEC section 1): independent or bursty
+// The fault process over requests (docs/model.md, Fault chain): independent or bursty
 // (Gilbert 1960) faults, silent steps while the client waits, and the chain
 // scope across tasks.
 #include <cstdint>
@@ -33,7 +33,7 @@ struct Model {
   bool independent() const { return q == p; }
 };
 
-// Checks every field (SPEC section 1, "Valid parameters"); throws InputError
+// Checks every field (docs/model.md, "Valid parameters"); throws InputError
 // whose message names the bad value and its valid range, for q the range
 // this p allows.
 void validate(const Model& model);

@@ -1,5 +1,5 @@
 #pragma once
-// The task and its retry policy (SPEC section 2).
+// The task and its retry policy (docs/model.md, Policies).
 //
 // simple:   a task is n calls in sequence; each call makes up to r + 1
 //           attempts and succeeds at its first good request; a call whose
@@ -45,7 +45,7 @@ void validate(const Policy& policy);
 // One line for tables: "layered, n = 2 calls, s = 2 HTTP retries, r = 2 stream retries".
 std::string describe(const Policy& policy);
 
-// How a task ends (SPEC section 2, "Outcomes"). crash, hang and partial_done
+// How a task ends (docs/model.md, Outcomes). crash, hang and partial_done
 // are wrong: a healthy policy has none of them.
 enum class Outcome { done, env_error, harness_error, crash, hang, partial_done };
 inline constexpr int kOutcomes = 6;
@@ -81,7 +81,7 @@ struct Reaction {
   std::optional<OutcomeClass> ended;
   CallState next;
 };
-// The rules of SPEC section 2, in one place: the exact engine, the
+// The rules of docs/policies.md, in one place: the exact engine, the
 // simulator and the oracle all call this; the live client does not (it is
 // what the oracle checks).
 Reaction react(const Policy& policy, const CallState& state, std::optional<FaultKind> fault);

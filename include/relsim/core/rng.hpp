@@ -1,5 +1,5 @@
 #pragma once
-// Counter-based randomness for the simulator (SPEC section 4, STYLE rule 4):
+// Counter-based randomness for the simulator (docs/model.md, Monte Carlo; never a shared stateful engine):
 // every number a task uses is Philox4x32-10 (Salmon, Moraes, Dror & Shaw,
 // "Parallel random numbers: as easy as 1, 2, 3", SC 2011) of a counter made
 // of (task, stream, draw block) under a key made of the seed. No state is
@@ -10,6 +10,9 @@
 #include <cstdint>
 
 namespace relsim::rng {
+
+// The reference experiment's seed, and the default seed of every command.
+inline constexpr std::uint64_t kReferenceSeed = 20261001;
 
 using Counter = std::array<std::uint32_t, 4>;
 using Key = std::array<std::uint32_t, 2>;
@@ -24,12 +27,17 @@ enum class Stream : std::uint32_t {
   // 3 and up: free.
 };
 
+// Philox4x32's multipliers and Weyl key increments (Salmon et al. 2011,
+// table 2); the vector kernels use these same names.
+inline constexpr std::uint32_t kPhiloxM0 = 0xD2511F53u, kPhiloxM1 = 0xCD9E8D57u;
+inline constexpr std::uint32_t kPhiloxW0 = 0x9E3779B9u, kPhiloxW1 = 0xBB67AE85u;
+
 // Philox4x32 with 10 rounds, written out so that a loop over counters
 // vectorises; bit-identical to Random123's philox4x32 (pinned by the
 // known-answer test in tests/simulate_test.cpp).
 constexpr Block philox4x32_10(Counter ctr, Key key) {
-  constexpr std::uint64_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
-  constexpr std::uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+  constexpr std::uint64_t kM0 = kPhiloxM0, kM1 = kPhiloxM1;
+  constexpr std::uint32_t kW0 = kPhiloxW0, kW1 = kPhiloxW1;
   for (int round = 0; round < 10; ++round) {
     const std::uint64_t p0 = kM0 * ctr[0];
     const std::uint64_t p1 = kM1 * ctr[2];
@@ -86,6 +94,19 @@ constexpr double call_uniform(std::uint64_t seed, std::uint64_t task, std::uint6
 // counted over the whole task).
 constexpr std::uint32_t kind_word(std::uint64_t seed, std::uint64_t task, std::uint64_t bad) {
   return word(seed, Stream::kind, task, bad);
+}
+
+// SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number
+// generators", OOPSLA 2014): adds the golden gamma to `state` and returns
+// the finaliser's bijective mix of it. Used where a fixed, cheap hash of a
+// few integers is wanted (a sweep point's seed, the server's garbage bytes),
+// never for the simulation's draws, which are Philox.
+inline constexpr std::uint64_t kGoldenGamma = 0x9E3779B97F4A7C15ull;
+constexpr std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += kGoldenGamma);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
 }
 
 }  // namespace relsim::rng

@@ -1,5 +1,5 @@
 #pragma once
-// Brute-force enumeration (SPEC section 3): every good/bad sequence of length
+// Brute-force enumeration (docs/model.md, Exact answers): every good/bad sequence of length
 // n (r + 1), weighted by the chain, the simple policy run over it, summed.
 // An oracle for the transfer-matrix engine that shares none of its code.
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
-// Exact results (SPEC section 3): the transfer-matrix engine for every policy
-// of SPEC section 2, plus the result type shared with brute-force
+// Exact results (docs/model.md, Exact answers): the transfer-matrix engine for every policy
+// of docs/model.md (Policies), plus the result type shared with brute-force
 // enumeration (simple policy).
 #include <cstdint>
 #include <string>
@@ -20,18 +20,20 @@ struct RequestBin {
 };
 
 struct ExactResult {
-  std::string method;             // "matrix" or "enumerate"
+  std::string method;             // "matrix", "enumerate" or "enumerate-naive"
   double success = 0.0;           // P(done)
   double log10_success = 0.0;     // exact where success underflows; -inf when success is 0
   double env_error = 0.0;         // P(env_error), all kinds
   // P(each outcome class), indexed by index_of(OutcomeClass): done,
-  // env_error:<kind>, harness_error, crash:<kind>, hang, partial_done.
+  // harness_error, hang, partial_done, then env_error:<kind> and then
+  // crash:<kind> for each FaultKind in enum order.
   std::vector<double> outcomes = std::vector<double>(kOutcomeClasses, 0.0);
   double wrong = 0.0;             // P(crash, hang or partial_done)
   double mean_requests = 0.0;     // E[requests per task]
   std::int64_t max_requests = 0;  // largest request count with positive probability
-  // Sorted by requests, then by outcome (done, env_error, harness_error,
-  // crash, hang, partial_done); bins of probability 0 left out.
+  // Sorted by requests, then by outcome in the order of the Outcome enum
+  // (done, env_error, harness_error, crash, hang, partial_done; not
+  // index_of's order); bins of probability 0 left out.
   std::vector<RequestBin> requests;
   // False when the distribution was too large to compute (see ExactOptions);
   // success, log10_success, env_error, mean and max are always exact.

@@ -1,5 +1,5 @@
 #pragma once
-// The live check (SPEC section 5): draw the plan, ask the oracle, run every
+// The live check (docs/model.md, Live check): draw the plan, ask the oracle, run every
 // task for real against the embedded mock server with the retrying client,
 // and compare each task's outcome and request count with the oracle's.
 #include <cstdint>
@@ -31,7 +31,7 @@ struct LiveOptions {
   int client_threads = 1;
   int server_threads = 1;
   std::uint64_t jitter_seed = 0;  // of the client's backoff jitter
-  bool coordinated_start = true;
+  bool coordinated_start = false;  // true: waves released together (ClientConfig)
 };
 
 // Runs every task of `plan` live under `policy`. Throws InputError for bad

@@ -1,5 +1,5 @@
 #pragma once
-// The oracle (SPEC section 5): runs a policy's rules over a plan and predicts,
+// The oracle (docs/model.md, Live check): runs a policy's rules over a plan and predicts,
 // without any network, each task's outcome, its request count and a bound on
 // the time it waits.
 #include <array>

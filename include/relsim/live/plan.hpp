@@ -1,5 +1,5 @@
 #pragma once
-// Fault plans (SPEC section 5): for each task, the sequence of its requests,
+// Fault plans (docs/model.md, Live check): for each task, the sequence of its requests,
 // each good ("ok") or a fault kind. A generated plan comes from the same
 // draws as `simulate` for the same seed, so a live run over it can be checked
 // task by task against the simulator and the oracle; a scripted plan says
@@ -17,7 +17,7 @@
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
-#include "relsim/core/report.hpp"
+#include "relsim/core/json.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 
 namespace relsim {

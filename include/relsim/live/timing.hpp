@@ -1,5 +1,5 @@
 #pragma once
-// The client's clock (SPEC section 5): its timeouts and its backoff
+// The client's clock (docs/model.md, Live check): its timeouts and its backoff
 // schedule. The oracle bounds a task's waiting time with these; the live
 // client runs by them. All in seconds; time_scale shrinks backoff for tests.
 #include <algorithm>

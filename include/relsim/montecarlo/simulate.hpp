@@ -1,5 +1,5 @@
 #pragma once
-// Seeded Monte Carlo of every policy (SPEC section 4). Randomness is a
+// Seeded Monte Carlo of every policy (docs/model.md, Monte Carlo). Randomness is a
 // pure function of (seed, task index, stream, draw index) through
 // Philox4x32-10 (Salmon et al. 2011, see rng.hpp), so results are
 // byte-identical for any thread count. Totals are integers.
@@ -19,6 +19,7 @@
 #include "relsim/core/model.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "relsim/core/policy.hpp"
+#include "relsim/core/rng.hpp"
 
 namespace relsim {
 
@@ -30,7 +31,7 @@ inline constexpr std::int64_t kMaxHistogramRequests = 1'000'000;
 
 struct SimConfig {
   std::int64_t tasks = 400;       // in [1, kMaxTasks]
-  std::uint64_t seed = 20261001;  // the Philox key
+  std::uint64_t seed = rng::kReferenceSeed;  // the Philox key
   // Continuous chain scope: tasks are split into this many independent
   // chains, task i in lane i mod lanes, each lane's chain running on from
   // task to task (gap g between them). A lane's first task starts from the
@@ -63,11 +64,14 @@ struct SimResult {
   std::array<std::int64_t, kFaultKinds> faults{};  // bad requests by kind
   // Tasks by request count: done_by_requests[m], env_by_requests[m], m in
   // 0 .. policy.max_requests() (left empty above kMaxHistogramRequests).
-  // For the naive, layered and budgeted policies env_by_requests counts every
-  // task that did not finish (env_error, harness_error, crash, hang).
+  // Where a task can end other than done or env_error (the naive, layered
+  // and budgeted policies, and any policy with http_400 in the mix),
+  // env_by_requests counts every task that did not finish (env_error,
+  // harness_error, crash, hang).
   std::vector<std::int64_t> done_by_requests, env_by_requests;
-  // Tasks by outcome class (index_of in policy.hpp): naive, layered and
-  // budgeted only. The simple policy's outcomes are successes and env_errors().
+  // Tasks by outcome class (index_of in policy.hpp), when outcomes_by_class:
+  // the runs just named. Otherwise (the simple policy without http_400) the
+  // outcomes are successes and env_errors().
   std::array<std::int64_t, kOutcomeClasses> outcomes{};
   bool outcomes_by_class = false;
 

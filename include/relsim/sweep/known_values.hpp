@@ -27,9 +27,4 @@ std::vector<KnownValue> read_known_values(const std::string& path);
 // The same on the file's text; `where` stands for the file in messages.
 std::vector<KnownValue> parse_known_values(const std::string& text, const std::string& where);
 
-// Parses a whole string as a finite double / an integer; throws InputError
-// naming `what` and the text otherwise.
-double parse_double(const std::string& text, const std::string& what);
-long long parse_integer(const std::string& text, const std::string& what);
-
 }  // namespace relsim

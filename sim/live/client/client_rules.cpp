@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "relsim/core/parse.hpp"
 #include "relsim/live/client/client.hpp"
 #include "relsim/core/error.hpp"
 
@@ -36,23 +37,20 @@ namespace {
 
 // A whole string as a finite number, or nothing (as Python's float() would
 // refuse it; no HTTP dates).
-std::optional<double> parse_number(const std::optional<std::string>& text) {
+std::optional<double> header_number(const std::optional<std::string>& text) {
   if (!text) return std::nullopt;
   std::string_view s = *text;
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  double value = 0.0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(value)) return std::nullopt;
-  return value;
+  return parse_number<double>(s);
 }
 
 }  // namespace
 
 std::optional<double> server_retry_after(const RetryHeaders& h) {
   std::optional<double> seconds;
-  if (const auto ms = parse_number(h.retry_after_ms)) seconds = *ms / 1000.0;
-  if (!seconds) seconds = parse_number(h.retry_after);
+  if (const auto ms = header_number(h.retry_after_ms)) seconds = *ms / 1000.0;
+  if (!seconds) seconds = header_number(h.retry_after);
   if (seconds && *seconds > 0.0 && *seconds < 60.0) return seconds;
   return std::nullopt;
 }

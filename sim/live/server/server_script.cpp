@@ -1,5 +1,5 @@
 // Script entries, request logs and the server's config: the value types of
-// server.hpp, parsed strictly at the edge (STYLE.md rule 6).
+// server.hpp, parsed strictly at the edge (check at the edges, assert inside).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -126,8 +126,7 @@ Json to_json(const ScriptEntry& entry) {
 }
 
 std::optional<std::string> LoggedRequest::header(std::string_view name) const {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string lower = wire::lower_case(std::string(name));
   for (const auto& [k, v] : headers)
     if (k == lower) return v;
   return std::nullopt;

@@ -1,13 +1,22 @@
 #include "live/server/server_wire.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 
 #include <fmt/format.h>
 
-#include "relsim/core/report.hpp"
+#include "relsim/core/json.hpp"
+#include "relsim/core/rng.hpp"
 
 namespace relsim::wire {
+
+std::string json_text(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+std::string lower_case(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
 
 std::string sse_event(std::string_view name, std::string_view data) {
   return fmt::format("event: {}\ndata: {}\n\n", name, data);
@@ -20,8 +29,7 @@ void append_chunk(std::string& out, std::string_view data) {
 }
 
 std::string error_body(std::string_view type, std::string_view message) {
-  const Json j{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}};
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return json_text(Json{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}});
 }
 
 std::string_view reason(int status) {
@@ -174,14 +182,9 @@ HttpError http_error(FaultKind kind) {
 }
 
 std::string garbage(std::int64_t task, std::int64_t index) {
-  // SplitMix64 (Steele, Lea and Flood 2014): a fixed, seedable byte source.
-  std::uint64_t x = static_cast<std::uint64_t>(task) * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(index);
-  auto next = [&x] {
-    std::uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
+  // SplitMix64: a fixed, seedable byte source.
+  std::uint64_t x = static_cast<std::uint64_t>(task) * rng::kGoldenGamma ^ static_cast<std::uint64_t>(index);
+  auto next = [&x] { return rng::splitmix64(x); };
   const std::size_t n = 256 + next() % 256;
   std::string out;
   out.reserve(n + 8);

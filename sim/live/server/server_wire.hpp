@@ -1,7 +1,8 @@
 #pragma once
-// Internal to the server: the bytes it sends, built as plain strings so the
-// wire contract reads in one place (the event shapes follow the Messages
-// streaming API: message_start ... message_stop, `event: NAME\ndata: JSON\n\n`).
+// Internal to the server: the bytes it sends, built as plain strings so they
+// read in one place (docs/wire.md specifies them; the event shapes follow the
+// Messages streaming API: message_start ... message_stop,
+// `event: NAME\ndata: JSON\n\n`).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -18,6 +19,11 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
 inline constexpr std::string_view kModel = "relsim-mock";
 inline constexpr int kOutputTokens = 6;
+
+// Compact, invalid UTF-8 replaced: every JSON body the server sends.
+std::string json_text(const Json& value);
+// Header names as the log keeps them: ASCII lower case.
+std::string lower_case(std::string text);
 
 std::string sse_event(std::string_view name, std::string_view data);
 // One HTTP/1.1 chunk: size in hex, CRLF, data, CRLF.

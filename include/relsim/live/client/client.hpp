@@ -1,8 +1,8 @@
 #pragma once
-// The live agent client (SPEC section 5): the retrying agent loop that the
+// The live agent client (docs/model.md, Live check): the retrying agent loop that the
 // oracle checks. It runs every task as a coroutine on one Asio io_context,
 // talks HTTP/1.1 to the mock server over loopback, decodes the Messages
-// streaming API's server-sent events, and applies a policy (SPEC section 2)
+// streaming API's server-sent events, and applies a policy (docs/policies.md)
 // in client terms: an HTTP layer with the Anthropic SDKs' retry rules raises
 // exceptions after the SDKs' classes, and the stream layer of each policy
 // decides which of them it catches. It never calls `react`: its outcomes
@@ -51,12 +51,13 @@ struct ClientConfig {
   ClientTiming timing;
   int concurrency = 32;  // tasks in flight at once
   std::uint64_t seed = 0;  // of the backoff jitter
-  // Tasks run in waves of `concurrency`: every task of a wave connects, waits
-  // at a gate, and all are released at once when the last one is ready, so
-  // their first requests leave within a few ms; a wave starts when the one
-  // before has ended. Otherwise a sliding window starts a task whenever one
-  // ends.
-  bool coordinated_start = true;
+  // By default a sliding window starts a task whenever one ends. With a
+  // coordinated start tasks run in waves of `concurrency` (the burst-start
+  // experiment): every task of a wave connects, waits at a gate, and all are
+  // released at once when the last one is ready, so their first requests
+  // leave within a few ms; a wave starts when the one before has ended, so
+  // each waits for its slowest task.
+  bool coordinated_start = false;
   int threads = 1;  // threads running the io_context
   // Reuse connections (see above); false: one connection per request, each
   // request saying `connection: close` (the baseline of bench_live).

@@ -1,5 +1,5 @@
 #pragma once
-// The fault-injecting mock of the Messages streaming API (SPEC section 5).
+// The fault-injecting mock of the Messages streaming API (docs/model.md, Live check).
 //
 // Each task has its own script of replies, addressed by the path prefix of
 // its base URL (`http://127.0.0.1:PORT/t/{task}`), so concurrent tasks never
@@ -10,8 +10,7 @@
 // assertions (headers such as x-stainless-retry-count, body, the entry it got).
 //
 // The wire contract (event shapes, status codes, headers, control endpoints)
-// is written out in docs at the top of sim/server.cpp; tests pin it in
-// tests/server_test.cpp.
+// is written out in docs/wire.md; tests pin it in tests/live/server_test.cpp.
 //
 // The server runs on its own io_context and threads; the object owns them
 // (the destructor stops and joins). It binds only to 127.0.0.1.
@@ -27,7 +26,7 @@
 #include <vector>
 
 #include "relsim/core/faults.hpp"
-#include "relsim/core/report.hpp"
+#include "relsim/core/json.hpp"
 
 namespace relsim {
 

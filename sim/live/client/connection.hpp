@@ -1,0 +1,43 @@
+#pragma once
+// What a request travels on: a kept-alive TCP connection, the slot that
+// holds it between two requests, and the response in flight on it
+// (pool.cpp has the rules of reuse).
+#include <cstdint>
+#include <limits>
+#include <memory>
+
+#include "live/client/asio_names.hpp"
+
+namespace relsim::live_client {
+
+// One TCP connection to the server; it carries one request at a time.
+struct Connection {
+  explicit Connection(const asio::any_io_executor& ex) : stream(ex) {}
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+  bool used = false;  // has carried a whole response: a request on it now is a reuse
+};
+
+// Where a worker (or a wave's position) keeps its idle connection between
+// two requests. Its tasks run one after another on its strand.
+struct Slot {
+  explicit Slot(asio::any_io_executor ex) : executor(std::move(ex)) {}
+  asio::any_io_executor executor;  // a strand, or the io_context's own with one thread
+  std::unique_ptr<Connection> idle;
+};
+
+// Whether an idle connection can carry another request: nothing buffered,
+// and a non-blocking peek finds neither an end of stream, an error nor a
+// byte the server sent unasked.
+bool still_open(Connection& c);
+
+// One response in flight, on its connection.
+struct Exchange {
+  explicit Exchange(std::unique_ptr<Connection> c) : conn(std::move(c)) {
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // a stream is as long as it is
+  }
+  std::unique_ptr<Connection> conn;
+  http::response_parser<http::buffer_body> parser;
+};
+
+}  // namespace relsim::live_client
