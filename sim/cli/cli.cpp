@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.hpp"
 #include "relsim/core/error.hpp"
-#include "relsim/parallel/parallel.hpp"
 #include "relsim/core/files.hpp"
+#include "relsim/parallel/parallel.hpp"
+#include "cli/commands.hpp"
 
 namespace relsim {
 namespace cli {

@@ -4,12 +4,12 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.hpp"
-#include "relsim/exact/enumerate.hpp"
 #include "relsim/core/error.hpp"
+#include "relsim/core/json.hpp"
+#include "relsim/exact/enumerate.hpp"
 #include "relsim/exact/exact.hpp"
 #include "relsim/sweep/known_values.hpp"
-#include "relsim/core/json.hpp"
+#include "cli/commands.hpp"
 
 namespace relsim::cli {
 namespace {

@@ -4,15 +4,15 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.hpp"
 #include "relsim/core/error.hpp"
+#include "relsim/core/json.hpp"
+#include "relsim/core/rng.hpp"
 #include "relsim/exact/exact.hpp"
 #include "relsim/live/live.hpp"
 #include "relsim/live/plan.hpp"
-#include "relsim/core/json.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 #include "relsim/montecarlo/stats.hpp"
-#include "relsim/core/rng.hpp"
+#include "cli/commands.hpp"
 
 namespace relsim::cli {
 namespace {

@@ -3,12 +3,12 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.hpp"
-#include "relsim/exact/enumerate.hpp"
 #include "relsim/core/error.hpp"
+#include "relsim/exact/enumerate.hpp"
 #include "relsim/exact/exact.hpp"
-#include "relsim/parallel/parallel.hpp"
 #include "relsim/exact/report.hpp"
+#include "relsim/parallel/parallel.hpp"
+#include "cli/commands.hpp"
 
 namespace relsim::cli {
 namespace {

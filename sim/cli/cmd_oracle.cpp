@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/live/oracle.hpp"
+#include "cli/commands.hpp"
 
 namespace relsim::cli {
 namespace {

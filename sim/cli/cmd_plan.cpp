@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.hpp"
 #include "relsim/core/error.hpp"
-#include "relsim/live/plan.hpp"
 #include "relsim/core/rng.hpp"
+#include "relsim/live/plan.hpp"
+#include "cli/commands.hpp"
 
 namespace relsim::cli {
 namespace {

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/live/plan.hpp"
 #include "relsim/live/server/server.hpp"
+#include "cli/commands.hpp"
 
 namespace relsim::cli {
 namespace {

@@ -9,15 +9,15 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.hpp"
-#include "relsim/core/parse.hpp"
 #include "relsim/core/error.hpp"
-#include "relsim/exact/exact.hpp"
-#include "relsim/parallel/parallel.hpp"
 #include "relsim/core/json.hpp"
+#include "relsim/core/parse.hpp"
+#include "relsim/core/rng.hpp"
+#include "relsim/exact/exact.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 #include "relsim/montecarlo/stats.hpp"
-#include "relsim/core/rng.hpp"
+#include "relsim/parallel/parallel.hpp"
+#include "cli/commands.hpp"
 
 namespace relsim::cli {
 namespace {

@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.hpp"
 #include "relsim/core/error.hpp"
-#include "relsim/sweep/grid.hpp"
-#include "relsim/parallel/parallel.hpp"
-#include "relsim/sweep/sweep.hpp"
 #include "relsim/core/rng.hpp"
+#include "relsim/parallel/parallel.hpp"
+#include "relsim/sweep/grid.hpp"
+#include "relsim/sweep/sweep.hpp"
+#include "cli/commands.hpp"
 
 namespace relsim::cli {
 namespace {

@@ -9,10 +9,10 @@
 #include <CLI/CLI.hpp>
 
 #include "relsim/core/faults.hpp"
+#include "relsim/core/files.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
 #include "relsim/live/timing.hpp"
-#include "relsim/core/files.hpp"
 
 namespace relsim::cli {
 

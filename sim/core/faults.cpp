@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "relsim/core/parse.hpp"
 #include "relsim/core/error.hpp"
+#include "relsim/core/parse.hpp"
 
 namespace relsim {
 namespace {

@@ -13,8 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "exact/enumerate_kernel.hpp"
 #include "relsim/core/error.hpp"
+#include "exact/enumerate_kernel.hpp"
 
 namespace relsim {
 namespace {

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstddef>
 
-#include "montecarlo/kernel.hpp"
 #include "relsim/core/error.hpp"
+#include "montecarlo/kernel.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define RELSIM_X86_DISPATCH 1

@@ -16,12 +16,12 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/error.hpp"
 #include "montecarlo/fail_task_hook.hpp"
 #include "montecarlo/for_each_unit.hpp"
 #include "montecarlo/kernel.hpp"
 #include "montecarlo/result.hpp"
 #include "montecarlo/simulate_policy.hpp"
-#include "relsim/core/error.hpp"
 
 namespace relsim {
 namespace {

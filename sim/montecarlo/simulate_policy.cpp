@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "relsim/core/error.hpp"
 #include "montecarlo/for_each_unit.hpp"
 #include "montecarlo/kernel.hpp"
 #include "montecarlo/policy_walk.hpp"
 #include "montecarlo/result.hpp"
-#include "relsim/core/error.hpp"
 
 namespace relsim::detail {
 namespace {

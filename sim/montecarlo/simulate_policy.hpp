@@ -3,8 +3,8 @@
 // naive, layered and budgeted policies, and for the simple policy when
 // http_400 is in the mix (the chunk kernels know only the rule that every
 // bad request is an attempt).
-#include "montecarlo/fail_task_hook.hpp"
 #include "relsim/montecarlo/simulate.hpp"
+#include "montecarlo/fail_task_hook.hpp"
 
 namespace relsim::detail {
 

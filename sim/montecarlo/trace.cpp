@@ -2,9 +2,9 @@
 // through the general walk (every policy's rules) over the same draws.
 #include <fmt/format.h>
 
-#include "montecarlo/policy_walk.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/montecarlo/simulate.hpp"
+#include "montecarlo/policy_walk.hpp"
 
 namespace relsim {
 

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "relsim/core/parse.hpp"
 #include "relsim/core/files.hpp"
+#include "relsim/core/parse.hpp"
 
 namespace relsim {
 

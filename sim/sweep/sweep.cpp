@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "relsim/core/rng.hpp"
 #include "relsim/core/error.hpp"
+#include "relsim/core/rng.hpp"
 #include "relsim/exact/exact.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 

@@ -15,8 +15,8 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
-#include "relsim/live/client/client.hpp"
 #include "relsim/core/error.hpp"
+#include "relsim/live/client/client.hpp"
 #include "relsim/live/oracle.hpp"
 #include "relsim/live/plan.hpp"
 #include "relsim/live/server/server.hpp"

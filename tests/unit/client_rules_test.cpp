@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "relsim/live/client/client.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
+#include "relsim/live/client/client.hpp"
 
 namespace relsim {
 namespace {

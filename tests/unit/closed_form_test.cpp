@@ -6,9 +6,9 @@
 #include <cmath>
 #include <random>
 
-#include "support/closed_form.hpp"
 #include "relsim/exact/enumerate.hpp"
 #include "relsim/exact/exact.hpp"
+#include "support/closed_form.hpp"
 
 namespace relsim {
 namespace {

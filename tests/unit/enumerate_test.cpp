@@ -8,10 +8,10 @@
 #include <random>
 #include <utility>
 
-#include "support/closed_form.hpp"
-#include "relsim/exact/enumerate.hpp"
 #include "relsim/core/error.hpp"
+#include "relsim/exact/enumerate.hpp"
 #include "relsim/exact/exact.hpp"
+#include "support/closed_form.hpp"
 
 namespace relsim {
 namespace {

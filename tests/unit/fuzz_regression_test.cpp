@@ -18,12 +18,12 @@
 #include <utility>
 
 #include "relsim/core/error.hpp"
+#include "relsim/core/json.hpp"
+#include "relsim/live/client/sse.hpp"
+#include "relsim/live/plan.hpp"
+#include "relsim/live/server/server.hpp"
 #include "relsim/sweep/grid.hpp"
 #include "relsim/sweep/known_values.hpp"
-#include "relsim/live/plan.hpp"
-#include "relsim/core/json.hpp"
-#include "relsim/live/server/server.hpp"
-#include "relsim/live/client/sse.hpp"
 
 namespace relsim {
 namespace {

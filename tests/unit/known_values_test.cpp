@@ -7,10 +7,10 @@
 #include <set>
 #include <string>
 
-#include "support/closed_form.hpp"
 #include "relsim/exact/enumerate.hpp"
 #include "relsim/exact/exact.hpp"
 #include "relsim/sweep/known_values.hpp"
+#include "support/closed_form.hpp"
 
 namespace relsim {
 namespace {

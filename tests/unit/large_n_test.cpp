@@ -6,8 +6,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "support/closed_form.hpp"
 #include "relsim/exact/exact.hpp"
+#include "support/closed_form.hpp"
 
 namespace relsim {
 namespace {

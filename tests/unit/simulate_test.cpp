@@ -13,8 +13,8 @@
 #include <boost/math/distributions/chi_squared.hpp>
 
 #include "relsim/core/error.hpp"
-#include "relsim/exact/exact.hpp"
 #include "relsim/core/rng.hpp"
+#include "relsim/exact/exact.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 #include "relsim/montecarlo/stats.hpp"
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "relsim/exact/enumerate.hpp"
 #include "relsim/core/error.hpp"
+#include "relsim/exact/enumerate.hpp"
 #include "relsim/exact/exact.hpp"
 
 namespace relsim {

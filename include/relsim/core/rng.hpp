@@ -34,7 +34,7 @@ inline constexpr std::uint32_t kPhiloxW0 = 0x9E3779B9u, kPhiloxW1 = 0xBB67AE85u;
 
 // Philox4x32 with 10 rounds, written out so that a loop over counters
 // vectorises; bit-identical to Random123's philox4x32 (pinned by the
-// known-answer test in tests/simulate_test.cpp).
+// known-answer test in tests/unit/simulate_test.cpp).
 constexpr Block philox4x32_10(Counter ctr, Key key) {
   constexpr std::uint64_t kM0 = kPhiloxM0, kM1 = kPhiloxM1;
   constexpr std::uint32_t kW0 = kPhiloxW0, kW1 = kPhiloxW1;

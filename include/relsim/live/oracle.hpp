@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "relsim/live/plan.hpp"
 #include "relsim/core/policy.hpp"
+#include "relsim/live/plan.hpp"
 #include "relsim/live/timing.hpp"
 
 namespace relsim {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "relsim/core/faults.hpp"
+#include "relsim/core/json.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
-#include "relsim/core/json.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 
 namespace relsim {

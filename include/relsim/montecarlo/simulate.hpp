@@ -17,9 +17,9 @@
 
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
-#include "relsim/parallel/parallel.hpp"
 #include "relsim/core/policy.hpp"
 #include "relsim/core/rng.hpp"
+#include "relsim/parallel/parallel.hpp"
 
 namespace relsim {
 

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "relsim/core/model.hpp"
-#include "relsim/parallel/parallel.hpp"
-#include "relsim/montecarlo/stats.hpp"
 #include "relsim/core/rng.hpp"
+#include "relsim/montecarlo/stats.hpp"
+#include "relsim/parallel/parallel.hpp"
 
 namespace relsim {
 

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "relsim/core/error.hpp"
 #include "relsim/core/parse.hpp"
 #include "relsim/live/client/client.hpp"
-#include "relsim/core/error.hpp"
 
 namespace relsim {
 

@@ -6,8 +6,8 @@
 // outer deadlines.
 #include <fmt/format.h>
 
-#include "live/client/task_client.hpp"
 #include "relsim/core/error.hpp"
+#include "live/client/task_client.hpp"
 
 namespace relsim::live_client {
 

@@ -5,8 +5,8 @@
 // which calls `react`.
 #include <limits>
 
-#include "live/client/task_client.hpp"
 #include "relsim/core/error.hpp"
+#include "live/client/task_client.hpp"
 
 namespace relsim::live_client {
 

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/error.hpp"
 #include "live/client/start_gate.hpp"
 #include "live/client/task_client.hpp"
-#include "relsim/core/error.hpp"
 
 namespace relsim {
 namespace live_client {

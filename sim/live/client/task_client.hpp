@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
+#include "relsim/live/client/client.hpp"
 #include "live/client/asio_names.hpp"
 #include "live/client/connection.hpp"
-#include "relsim/live/client/client.hpp"
 
 namespace relsim::live_client {
 

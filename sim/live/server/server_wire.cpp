@@ -117,7 +117,7 @@ const FixedEvents& fixed_events() {
 StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int64_t index, std::size_t body_bytes) {
   const auto input_tokens = static_cast<std::int64_t>(std::max<std::size_t>(1, body_bytes / 4));
   // As Json{...}.dump() would write them: the fields in this order, and the
-  // numbers need no escaping (tests/server_test.cpp pins the bytes).
+  // numbers need no escaping (tests/live/server_test.cpp pins the bytes).
   const std::string message_start = sse_event(
       "message_start",
       fmt::format(R"({{"type":"message_start","message":{{"id":"{}","type":"message","role":"assistant",)"
