@@ -36,7 +36,7 @@ int run_exact(const ExactArgs& a) {
     throw InputError(fmt::format("method = '{}' is not a method: use matrix, enumerate or both", a.method));
   if (!(a.distribution_work >= 0.0))
     throw InputError(fmt::format("distribution-work = {} is out of range: it must be >= 0", a.distribution_work));
-  const EnumerateOptions eopt{a.max_length, a.threads};
+  const EnumerateOptions eopt{a.max_length, a.threads, a.model.fault_weights()};
   const parallel::Share ranks = parallel::world();
   ExactOptions mopt;
   mopt.max_distribution_work = a.distribution_work;

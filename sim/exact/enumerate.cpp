@@ -41,12 +41,20 @@ Layout checked_layout(const Model& model, const Policy& policy, const EnumerateO
   if (options.threads < 0)
     throw InputError(fmt::format("threads = {} is out of range: threads must be >= 0 (0: OpenMP's default)",
                                  options.threads));
+  options.kinds.checked_total();
+  for (int k = 0; k < kFaultKinds; ++k)
+    if (options.kinds.weight[static_cast<std::size_t>(k)] > 0.0 && stage_of(static_cast<FaultKind>(k)) == Stage::fatal)
+      throw InputError(fmt::format("enumeration covers retryable fault kinds only, not {} (it ends the task at "
+                                   "once): use --method matrix",
+                                   to_string(static_cast<FaultKind>(k))));
   return Layout{static_cast<int>(policy.n), policy.r, static_cast<int>(length)};
 }
 
 // The histogram as an ExactResult: its bins in ExactResult's order (by
 // requests, then done before env_error), the totals summed compensated.
-ExactResult to_result(const Histogram& h, const Layout& lay, std::string method) {
+// env_error is split over the kinds in proportion to their weights: the
+// kind of a failed call's last request is drawn independently of the chain.
+ExactResult to_result(const Histogram& h, const Layout& lay, const FaultWeights& kinds, std::string method) {
   ExactResult out;
   out.method = std::move(method);
   CompensatedSum success, env, mean;
@@ -64,6 +72,12 @@ ExactResult to_result(const Histogram& h, const Layout& lay, std::string method)
   out.env_error = env.value();
   out.mean_requests = mean.value();
   out.log10_success = std::log10(out.success);
+  out.outcomes[static_cast<std::size_t>(index_of(OutcomeClass{Outcome::done, std::nullopt}))] = out.success;
+  const double total = kinds.total();
+  for (int k = 0; k < kFaultKinds; ++k)
+    if (const double w = kinds.weight[static_cast<std::size_t>(k)]; w > 0.0)
+      out.outcomes[static_cast<std::size_t>(index_of(OutcomeClass{Outcome::env_error, static_cast<FaultKind>(k)}))] =
+          out.env_error * (w / total);
   return out;
 }
 
@@ -139,7 +153,7 @@ ExactResult exact_enumerate(const Model& model, const Policy& policy, const Enum
   const Histogram h = by_scope(model, chain, [&](const Eigen::RowVectorXd& start) {
     return enumeration::enumerate_from(chain, start, lay, options.threads, share);
   });
-  return to_result(h, lay, "enumerate");
+  return to_result(h, lay, options.kinds, "enumerate");
 }
 
 ExactResult exact_enumerate_naive(const Model& model, const Policy& policy, const EnumerateOptions& options) {
@@ -147,7 +161,7 @@ ExactResult exact_enumerate_naive(const Model& model, const Policy& policy, cons
   const Chain chain = gilbert_chain(model);
   const Histogram h =
       by_scope(model, chain, [&](const Eigen::RowVectorXd& start) { return naive_from(chain, start, lay); });
-  return to_result(h, lay, "enumerate-naive");
+  return to_result(h, lay, options.kinds, "enumerate-naive");
 }
 
 }  // namespace relsim

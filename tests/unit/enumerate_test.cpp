@@ -183,3 +183,48 @@ TEST(Enumerate, RefusesSequencesLongerThanMaxLengthNamingTheLimit) {
 
 }  // namespace
 }  // namespace relsim
+
+namespace relsim {
+namespace {
+
+// The enumeration sees only good and bad requests: its outcome classes come
+// from the kind weights, and must match the matrix, which tracks every kind.
+TEST(Enumerate, OutcomeClassesMatchTheMatrixForEveryKindMix) {
+  Model m;
+  m.p = 0.3;
+  m.q = 0.8;
+  Policy pol;
+  pol.n = 3;
+  pol.r = 2;
+  for (const char* spec : {"cut=1,no_stop=1,malformed=1,overloaded=1,stall=1", "cut=1,stall=3", "slow_headers=2,http_529=1,reset=1"}) {
+    SCOPED_TRACE(spec);
+    EnumerateOptions eopt;
+    eopt.kinds = parse_fault_weights(spec);
+    ExactOptions mopt;
+    mopt.kinds = eopt.kinds;
+    const ExactResult e = exact_enumerate(m, pol, eopt);
+    const ExactResult x = exact_matrix(m, pol, mopt);
+    ASSERT_EQ(e.outcomes.size(), x.outcomes.size());
+    for (std::size_t o = 0; o < e.outcomes.size(); ++o)
+      EXPECT_NEAR(e.outcomes[o], x.outcomes[o], 1e-14) << outcome_class(static_cast<int>(o)).name();
+  }
+}
+
+TEST(Enumerate, RefusesAFatalKindItCannotSee) {
+  Model m;
+  m.p = 0.3;
+  Policy pol;
+  pol.n = 2;
+  pol.r = 2;
+  EnumerateOptions eopt;
+  eopt.kinds = parse_fault_weights("cut=1,http_400=1");
+  try {
+    exact_enumerate(m, pol, eopt);
+    FAIL() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("http_400"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace relsim

@@ -15,6 +15,10 @@ inline constexpr int kHardMaxEnumerateLength = 62;
 struct EnumerateOptions {
   int max_length = kDefaultMaxEnumerateLength;  // refuse longer sequences
   int threads = 0;                              // 0: OpenMP's default
+  // Kinds of bad requests. The enumeration sees only good and bad, so it
+  // covers retryable kinds alone (a fatal kind such as http_400 is refused);
+  // the weights split env_error by the kind of the call's last request.
+  FaultWeights kinds = FaultWeights::in_stream_uniform();
 };
 
 // Throws InputError when n (r + 1) exceeds options.max_length. The result is
