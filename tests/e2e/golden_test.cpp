@@ -53,8 +53,10 @@ std::vector<Case> load_cases() {
     if (bar1 == std::string::npos || bar2 == std::string::npos) continue;
     Case c{trim(line.substr(0, bar1)), std::stoi(trim(line.substr(bar1 + 1, bar2 - bar1 - 1))),
            trim(line.substr(bar2 + 1))};
-    c.args = replace_all(c.args, "{golden}", golden_dir().string());
-    c.args = replace_all(c.args, "{data}", (fs::path(relsim::test::source_dir()) / "data").string());
+    // Relative to the repository, where relsim runs: outputs that name their
+    // input file then read the same in any clone.
+    c.args = replace_all(c.args, "{golden}", "data/golden");
+    c.args = replace_all(c.args, "{data}", "data");
     cases.push_back(c);
   }
   return cases;
@@ -72,7 +74,9 @@ class Golden : public testing::TestWithParam<Case> {};
 TEST_P(Golden, OutputIsByteIdentical) {
   const Case& c = GetParam();
   SCOPED_TRACE("relsim " + c.args);
-  const auto run = run_relsim(c.args);
+  relsim::test::RunOptions in_repo;
+  in_repo.cwd = relsim::test::source_dir();
+  const auto run = run_relsim(c.args, in_repo);
   const fs::path out = golden_dir() / (c.name + ".out");
   const fs::path err = golden_dir() / (c.name + ".err");
   if (const char* update = std::getenv("RELSIM_UPDATE_GOLDEN"); update != nullptr && std::string(update) == "1") {
