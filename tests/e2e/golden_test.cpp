@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct Case {
   int code = 0;
   std::string args;
 };
+
+// Names a case in gtest's messages (instead of a dump of its bytes).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name << ": relsim " << c.args; }
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t");
