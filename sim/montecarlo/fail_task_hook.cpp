@@ -1,11 +1,11 @@
 #include "montecarlo/fail_task_hook.hpp"
 
-#include <charconv>
 #include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "relsim/core/parse.hpp"
 
 namespace relsim::detail {
 
@@ -13,10 +13,7 @@ FailTaskHook FailTaskHook::from_environment() {
   FailTaskHook hook;
   const char* text = std::getenv("RELSIM_TEST_FAIL_TASK");
   if (text == nullptr) return hook;
-  const char* end = text + std::strlen(text);
-  std::int64_t task = -1;
-  const auto [stop, error] = std::from_chars(text, end, task);
-  if (error == std::errc() && stop == end && task >= 0) hook.task_ = task;
+  if (const auto task = parse_number<std::int64_t>(text); task && *task >= 0) hook.task_ = *task;
   return hook;
 }
 

@@ -1,5 +1,5 @@
 // An independent brute force of all four policies (simple, naive, layered,
-// budgeted), written from docs/policies.md and SPEC section 2 alone: plain
+// budgeted), written from docs/policies.md and docs/model.md alone: plain
 // loops over every kind-labelled good/bad request sequence, the two-state
 // chain written out by hand, and each policy's call/retry loop re-implemented
 // here as a client would write it (an HTTP layer with s retries nested in a
@@ -27,7 +27,7 @@ namespace relsim {
 namespace {
 
 // ---------------------------------------------------------------------------
-// Fault kinds and their stages, as the table of SPEC section 2 lists them.
+// Fault kinds and their stages, as docs/model.md ("Fault kinds") lists them.
 
 enum class Where { in_stream, pre_response, fatal };
 

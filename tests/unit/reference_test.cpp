@@ -1,4 +1,4 @@
-// The headline numbers of SPEC section 3 (r = 2, n = 2, fresh chain unless
+// The headline numbers of docs/model.md, "Reference experiment" (r = 2, n = 2, fresh chain unless
 // said), checked against literals worked out by hand below, never against
 // arithmetic done in the test. scripts/known_values.py derives the same
 // values with exact fractions (data/known_values.csv, rows p = 0.3).
