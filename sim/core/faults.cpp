@@ -86,8 +86,9 @@ FaultWeights parse_fault_weights(std::string_view spec) {
     w.weight[index] = value;
     start = comma + 1;
   }
-  if (const double total = w.total(); !(total > 0.0))  // each weight is finite and >= 0 already
-    throw InputError(fmt::format("kinds = '{}' has total weight {}: it must be > 0", spec, total));
+  // Each weight is finite and >= 0 already, but two near DBL_MAX add up to inf.
+  if (const double total = w.total(); !(total > 0.0 && std::isfinite(total)))
+    throw InputError(fmt::format("kinds = '{}' has total weight {}: it must be finite and > 0", spec, total));
   return w;
 }
 
