@@ -107,7 +107,8 @@ int dispatch(int argc, char** argv) {
   const std::vector<cli::Runner> runners = {
       cli::add_exact(app),           on_root(cli::add_check(app)), on_root(cli::add_plan(app)),
       on_root(cli::add_oracle(app)), cli::add_simulate(app),       cli::add_sweep(app),
-      on_root(cli::add_demo(app)),   on_root(cli::add_live(app)),  on_root(cli::add_serve(app))};
+      on_root(cli::add_demo(app)),   on_root(cli::add_live(app)),  on_root(cli::add_serve(app)),
+      on_root(cli::add_audit(app))};
   try {
     app.parse(argc, argv);
     // Subcommands are listed in the order they were added, as are runners.

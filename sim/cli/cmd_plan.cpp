@@ -18,12 +18,18 @@ struct PlanArgs {
   int lanes = 16;
   std::string fault, times = "once";
   std::string out;
+  int max_requests = 0;
+  CLI::Option* max_requests_option = nullptr;  // not given: a plan for the policy given
+  bool audit() const { return max_requests_option->count() > 0; }
 };
 
 int run_plan(const PlanArgs& a) {
   Plan plan;
   if (!a.fault.empty()) {
-    plan = scripted_plan(a.tasks, parse_fault_kind(a.fault), parse_times(a.times), a.model.policy());
+    const FaultKind kind = parse_fault_kind(a.fault);
+    const Times times = parse_times(a.times);
+    plan = a.audit() ? scripted_audit_plan(a.tasks, kind, times, a.model.policy(), a.max_requests)
+                          : scripted_plan(a.tasks, kind, times, a.model.policy());
   } else {
     if (!a.model.p_option->count())
       throw InputError("plan: give --p (and --q ...) to generate a plan, or --fault KIND --times once|always");
@@ -32,7 +38,8 @@ int run_plan(const PlanArgs& a) {
     config.seed = a.seed;
     config.lanes = a.lanes;
     config.kinds = a.model.fault_weights();
-    plan = generate_plan(a.model.model(), a.model.policy(), config);
+    plan = a.audit() ? generate_audit_plan(a.model.model(), a.model.policy(), config, a.max_requests)
+                          : generate_plan(a.model.model(), a.model.policy(), config);
   }
   const std::string text = write_plan(plan);
   if (a.out.empty()) std::cout << text;
@@ -56,6 +63,10 @@ Runner add_plan(CLI::App& app) {
   cmd->add_option("--fault", args->fault, "scripted plan: this fault kind on every task");
   cmd->add_option("--times", args->times, "scripted plan: once (first request, then good) or always")
       ->capture_default_str();
+  args->max_requests_option = cmd->add_option("--max-requests", args->max_requests,
+                  fmt::format("a plan for auditing any client (relsim audit): every call's draws up to this many "
+                              "requests, in [1, {}] and at least the policy's requests per call; needs b = g = 0",
+                              kMaxRequestsPerCall));
   cmd->add_option("--out", args->out, "write the plan here (atomically) instead of stdout");
   return [args] { return run_plan(*args); };
 }

@@ -1,6 +1,7 @@
 // relsim serve: the fault-injecting mock server, standalone, until SIGINT or SIGTERM.
 #include <csignal>
 #include <iostream>
+#include <optional>
 #include <pthread.h>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@ struct ServeArgs {
   int threads = 1;
   std::string retry_after = "0";
   std::string plan;
+  std::string log;
 };
 
 int run_serve(const ServeArgs& a) {
@@ -25,6 +27,7 @@ int run_serve(const ServeArgs& a) {
   config.port = a.port;
   config.threads = a.threads;
   config.retry_after = a.retry_after;
+  config.log_path = a.log;
   validate(config);
   Plan plan;
   if (!a.plan.empty()) plan = read_plan(a.plan);
@@ -38,12 +41,15 @@ int run_serve(const ServeArgs& a) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
   int code = 0;
   {
-    Server server(config);
-    if (!a.plan.empty()) server.load_plan(plan);
-    std::cout << fmt::format("relsim serve: listening on http://127.0.0.1:{}", server.port()) << std::endl;
+    // With a plan, the server loads it before listening: the log's header
+    // names its number of tasks. The log file is created before either.
+    std::optional<Server> server;
+    if (a.plan.empty()) server.emplace(config);
+    else server.emplace(config, plan);
+    std::cout << fmt::format("relsim serve: listening on http://127.0.0.1:{}", server->port()) << std::endl;
     int signal = 0;
     sigwait(&stop_signals, &signal);
-    server.stop();
+    server->stop();  // the requests still open are logged "stopped", the log file closed
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return code;
@@ -56,12 +62,16 @@ Runner add_serve(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "serve",
       "run the fault-injecting mock of the Messages streaming API on 127.0.0.1 until SIGINT/SIGTERM:\n"
-      "  POST /t/{task}/v1/messages answers from the task's script; POST /control/tasks/{task}/script sets it");
+      "  POST /t/{task}/v1/messages answers from the task's script; POST /control/tasks/{task}/script sets it;\n"
+      "  GET /control/tasks lists the tasks, POST /control/tasks/{task}/outcome takes a harness's report");
   cmd->add_option("--port", args->port, "port on 127.0.0.1, in [0, 65535]; 0 picks a free one")->required();
   cmd->add_option("--threads", args->threads, "threads serving connections, in [1, 64]")->capture_default_str();
   cmd->add_option("--retry-after", args->retry_after, "retry-after header of http_429 replies, seconds")
       ->capture_default_str();
   cmd->add_option("--plan", args->plan, "load every task's script from this plan file (relsim plan)");
+  cmd->add_option("--log", args->log,
+                  "write the request log (JSON Lines, for relsim audit) to this file, line by line; "
+                  "also served at GET /control/log");
   return [args] { return run_serve(*args); };
 }
 

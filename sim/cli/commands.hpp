@@ -69,5 +69,6 @@ Runner add_live(CLI::App& app);
 Runner add_oracle(CLI::App& app);
 Runner add_simulate(CLI::App& app);
 Runner add_serve(CLI::App& app);
+Runner add_audit(CLI::App& app);
 
 }  // namespace relsim::cli

@@ -114,6 +114,56 @@ Plan scripted_plan(std::int64_t tasks, FaultKind kind, Times times, const Policy
   return plan;
 }
 
+namespace {
+
+// The policy whose walk lists what an audit plan holds: `simple` ends a task
+// only at a call whose every request is bad, so with r = max_requests - 1
+// every call up to that point is listed whole.
+Policy audit_walker(const Policy& policy, int max_requests) {
+  validate(policy);
+  if (max_requests < 1 || max_requests > kMaxRequestsPerCall)
+    throw InputError(fmt::format("max-requests = {} is out of range: it must be in [1, {}]", max_requests,
+                                 kMaxRequestsPerCall));
+  if (max_requests < policy.max_requests_per_call())
+    throw InputError(fmt::format("max-requests = {} is below the {} policy's {} requests per call: the plan would "
+                                 "run out before the policy ends a call",
+                                 max_requests, to_string(policy.kind), policy.max_requests_per_call()));
+  Policy walker;
+  walker.kind = PolicyKind::simple;
+  walker.n = policy.n;
+  walker.r = max_requests - 1;
+  return walker;
+}
+
+// The header says which policy the plan was meant for (the oracle's default),
+// not the walker's.
+void restore_policy(Json& header, const Policy& policy, int max_requests) {
+  header["policy"] = std::string(to_string(policy.kind));
+  header["r"] = policy.r;
+  header["s"] = policy.s;
+  header["B"] = policy.B;
+  header["max_requests"] = max_requests;
+}
+
+}  // namespace
+
+Plan generate_audit_plan(const Model& model, const Policy& policy, const SimConfig& config, int max_requests) {
+  const Policy walker = audit_walker(policy, max_requests);
+  if (model.b != 0 || model.g != 0)
+    throw InputError(fmt::format("b = {}, g = {}: a plan for auditing needs b = g = 0 (a server cannot tell a retry "
+                                 "from the next call, so it cannot place silent chain steps)",
+                                 model.b, model.g));
+  Plan plan = generate_plan(model, walker, config);
+  restore_policy(plan.header, policy, max_requests);
+  return plan;
+}
+
+Plan scripted_audit_plan(std::int64_t tasks, FaultKind kind, Times times, const Policy& policy, int max_requests) {
+  Plan plan = scripted_plan(tasks, kind, times, audit_walker(policy, max_requests));
+  restore_policy(plan.header, policy, max_requests);
+  return plan;
+}
+
 std::string write_plan(const Plan& plan) {
   std::string out = dump_json(plan.header) + "\n";
   for (const auto& t : plan.tasks) {

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/files.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -24,26 +25,9 @@ namespace fs = std::filesystem;
 
 const std::string kKnownValues = std::string(RELSIM_SOURCE_DIR) + "/data/known_values.csv";
 
-// A folder of its own for each test process (ctest may run tests in
-// parallel), removed when the process ends.
-struct ScratchDir {
-  fs::path path = fs::temp_directory_path() / ("relsim_cli_test." + std::to_string(::getpid()));
-  ScratchDir() { fs::create_directories(path); }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-fs::path scratch() {
-  static const ScratchDir dir;
-  return dir.path;
-}
-
+fs::path scratch() { return relsim::test::scratch("cli_test"); }
 fs::path write_temp(const std::string& name, const std::string& text) {
-  const fs::path path = scratch() / name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
+  return relsim::test::write_temp("cli_test", name, text);
 }
 
 using Captured = relsim::test::RunResult;

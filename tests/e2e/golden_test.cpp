@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "support/files.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -66,12 +67,7 @@ std::vector<Case> load_cases() {
   return cases;
 }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using relsim::test::slurp;
 
 class Golden : public testing::TestWithParam<Case> {};
 

@@ -27,6 +27,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/live/plan.hpp"
 #include "relsim/live/server/server.hpp"
+#include "support/raw_client.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -41,77 +42,7 @@ constexpr auto kLimit = 10s;  // safety limit of every wait; never reached when 
 
 // --- a raw HTTP/1.1 client ------------------------------------------------------
 
-class Client {
- public:
-  explicit Client(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    timeval tv{10, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    int one = 1;
-    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    connected = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  }
-  ~Client() { close(); }
-  Client(const Client&) = delete;
-  Client& operator=(const Client&) = delete;
-
-  void send(std::string_view bytes) {
-    std::size_t off = 0;
-    while (off < bytes.size()) {
-      const ssize_t n = ::send(fd_, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
-      if (n <= 0) {
-        send_failed = true;
-        return;
-      }
-      off += static_cast<std::size_t>(n);
-    }
-  }
-  // Reads what is there into `buf`; false at the end of the connection.
-  bool fill() {
-    char tmp[16384];
-    const ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
-    if (n > 0) {
-      buf.append(tmp, static_cast<std::size_t>(n));
-      return true;
-    }
-    if (n == 0) eof = true;
-    else if (errno == ECONNRESET) reset = true;
-    else if (errno == EAGAIN || errno == EWOULDBLOCK) timed_out = true;
-    else other_error = true;
-    return false;
-  }
-  void drain() {
-    while (fill()) {
-    }
-  }
-  // Bytes the kernel holds for us that we have not read.
-  int unread() const {
-    int n = 0;
-    ::ioctl(fd_, FIONREAD, &n);
-    return n;
-  }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  void abort() {  // close with a reset
-    linger l{1, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-    close();
-  }
-  bool ended() const { return eof || reset || timed_out || other_error; }
-
-  std::string buf;
-  bool connected = false, send_failed = false, eof = false, reset = false, timed_out = false, other_error = false;
-
- private:
-  int fd_ = -1;
-};
+using Client = relsim::test::RawClient;
 
 struct Event {
   std::string name, data;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "relsim/parallel/parallel.hpp"
+#include "support/files.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -24,12 +25,7 @@ const std::string kExe = RELSIM_EXE;
 using Captured = relsim::test::RunResult;
 using relsim::test::split_args;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using relsim::test::slurp;
 
 // One OpenMP thread per process.
 relsim::test::RunOptions one_thread() {

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/files.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -28,19 +29,9 @@ namespace {
 namespace fs = std::filesystem;
 using relsim::test::find_program;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using relsim::test::slurp;
 
-// The last lines of `text`, for a message.
-std::string tail(const std::string& text, std::size_t lines = 15) {
-  std::size_t at = text.size();
-  for (std::size_t n = 0; n <= lines && at != std::string::npos && at > 0; ++n) at = text.rfind('\n', at - 1);
-  return at == std::string::npos ? text : text.substr(at + 1);
-}
+using relsim::test::tail;
 
 TEST(OfficialSdk, StreamsRetriesAndErrorsAgainstTheMockServer) {
   if (find_program("node").empty()) RELSIM_SKIP_OR_FAIL("node is not on PATH (scripts/install-deps.sh installs nodejs)");

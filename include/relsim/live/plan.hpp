@@ -49,6 +49,18 @@ std::string_view to_string(Times times);
 // every request ("always"); as many requests as the policy's worst case.
 Plan scripted_plan(std::int64_t tasks, FaultKind kind, Times times, const Policy& policy);
 
+// A plan for auditing a client nobody here wrote (docs/audit.md): the
+// same draws, but every task lists all n calls, each call's run of bad
+// requests up to `max_requests` (a call with that many bad requests ends the
+// list: every audited policy with at most that many requests per call fails
+// there). So any policy whose calls send at most `max_requests` requests can
+// be checked against it. `policy` is recorded in the header as the default
+// the oracle uses; `max_requests` must be at least its requests per call.
+// Audited plans need b = g = 0: a server cannot tell a retry from the next
+// call, so it cannot place silent steps. The header gains "max_requests".
+Plan generate_audit_plan(const Model& model, const Policy& policy, const SimConfig& config, int max_requests);
+Plan scripted_audit_plan(std::int64_t tasks, FaultKind kind, Times times, const Policy& policy, int max_requests);
+
 std::string plan_name(const PlannedRequest& r);  // "ok" or the kind
 std::string write_plan(const Plan& plan);        // the JSON Lines text
 // Strict: throws InputError naming the file, line and value for malformed

@@ -64,11 +64,11 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
   const Popped p = state.pop(task, std::move(rec));
   if (!p.found) {
     const bool ok = co_await conn.send_error(404, "not_found_error", p.why, keep);
-    if (p.slot != kNotLogged) state.finish(task, p.slot, 404, ok ? "complete" : "client_gone");
+    state.finish(task, p, 404, ok ? "complete" : "client_gone");
     co_return keep && ok;
   }
   const Outcome o = co_await replay(conn, task, p, body_bytes, keep);
-  state.finish(task, p.slot, o.status, o.end);
+  state.finish(task, p, o.status, o.end);
   co_return o.keep;
 }
 

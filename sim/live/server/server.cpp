@@ -36,7 +36,8 @@ struct Server::Impl {
 
   explicit Impl(ServerConfig config) : state(std::move(config)) {}
 
-  void start_serving();
+  void listen();         // binds and listens; the port is known after
+  void start_serving();  // accepts, on the threads
   net::awaitable<void> accept_loop();
   void stop();
 };
@@ -76,7 +77,7 @@ net::awaitable<void> Server::Impl::accept_loop() {
   }
 }
 
-void Server::Impl::start_serving() {
+void Server::Impl::listen() {
   const int port = state.config().port;
   const tcp::endpoint endpoint(net::ip::make_address_v4("127.0.0.1"), static_cast<unsigned short>(port));
   error_code ec;
@@ -86,6 +87,9 @@ void Server::Impl::start_serving() {
   if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
   if (ec) throw InputError(fmt::format("cannot listen on 127.0.0.1:{}: {}", port, ec.message()));
   state.set_port(acceptor.local_endpoint().port());
+}
+
+void Server::Impl::start_serving() {
   work.emplace(ioc.get_executor());
   net::co_spawn(acceptor.get_executor(), accept_loop(), [](std::exception_ptr) {});
   for (int i = 0; i < state.config().threads; ++i)
@@ -116,14 +120,27 @@ void Server::Impl::stop() {
   for (auto& t : threads)
     if (t.joinable()) t.join();
   threads.clear();
+  // Every connection's coroutine has come back by now (its requests ended
+  // "stopped" on the normal path); what has no end yet never will.
+  state.journal().close(state.now_ms());
   joined = true;
 }
 
 // --- Server -------------------------------------------------------------------
 
-Server::Server(ServerConfig config) {
+Server::Server(ServerConfig config) : Server(std::move(config), nullptr) {}
+Server::Server(ServerConfig config, const Plan& plan) : Server(std::move(config), &plan) {}
+
+// The log file first (an unwritable path is an error before listening),
+// then the scripts, then the journal's header once the port is known, and
+// only then the first accept: the header is line 1.
+Server::Server(ServerConfig config, const Plan* plan) {
   validate(config);
   impl_ = std::make_shared<Impl>(std::move(config));
+  if (!impl_->state.config().log_path.empty()) impl_->state.journal().open_file(impl_->state.config().log_path);
+  if (plan) load_plan(*plan);
+  impl_->listen();
+  impl_->state.journal().write_header(port(), plan ? std::optional<std::size_t>(plan->tasks.size()) : std::nullopt);
   impl_->start_serving();
 }
 
@@ -148,6 +165,7 @@ void Server::load_plan(const Plan& plan) {
     for (const PlannedRequest& r : t.requests) entries.push_back(r ? ScriptEntry::of(*r) : ScriptEntry::ok());
     set_script(t.task, std::move(entries));
   }
+  impl_->state.set_plan_header(plan.header);
 }
 
 TaskLog Server::log(std::int64_t task) const { return impl_->state.log(task); }

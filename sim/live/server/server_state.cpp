@@ -1,6 +1,8 @@
 // The server's shared tables (server_state.hpp).
 #include "live/server/server_state.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
@@ -16,6 +18,17 @@ std::size_t size_of(const LoggedRequest& r) {
   std::size_t n = sizeof(LoggedRequest) + r.method.size() + r.target.size() + r.body.size();
   for (const auto& [k, v] : r.headers) n += k.size() + v.size() + 64;
   return n;
+}
+
+JournalRequest journal_request(std::int64_t task, const LoggedRequest& r) {
+  JournalRequest j;
+  j.task = task;
+  j.index = r.index;
+  j.entry = r.entry ? to_json(*r.entry) : Json(nullptr);
+  j.retry_count = r.header("x-stainless-retry-count");
+  j.body_bytes = r.body_bytes;
+  j.received_ms = r.received_ms;
+  return j;
 }
 
 }  // namespace
@@ -57,53 +70,104 @@ std::size_t ServerState::append_log(TaskState& t, LoggedRequest&& r) {
 }
 
 Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
-  std::lock_guard lock(mu_);
   Popped p;
-  auto it = tasks_.find(task);
-  if (it == tasks_.end()) {
-    p.why = fmt::format("task {} has no script: set one with POST /control/tasks/{}/script", task, task);
-    return p;
-  }
-  TaskState& t = it->second;
-  if (t.script.empty()) {
-    p.why = fmt::format("the script of task {} is exhausted after {} requests", task, t.served);
-    r.status = 404;
+  JournalRequest line;
+  {
+    std::lock_guard lock(mu_);
+    auto it = tasks_.find(task);
+    if (it == tasks_.end()) {
+      p.why = fmt::format("task {} has no script: set one with POST /control/tasks/{}/script", task, task);
+      return p;
+    }
+    TaskState& t = it->second;
+    p.index = r.index = t.served++;
+    if (t.script.empty()) {
+      p.why = fmt::format(
+          "the script of task {} is exhausted after {} requests: the client sent more requests than the plan "
+          "holds (make the plan with relsim plan --max-requests)",
+          task, t.taken);
+      r.status = 404;
+      line = journal_request(task, r);
+      line.exhausted = true;
+    } else {
+      p.found = true;
+      p.entry = std::move(t.script.front());
+      t.script.pop_front();
+      ++t.taken;
+      p.epoch = t.release_epoch;
+      r.entry = p.entry;
+      line = journal_request(task, r);
+    }
     p.slot = append_log(t, std::move(r));
-    return p;
   }
-  p.found = true;
-  p.entry = std::move(t.script.front());
-  t.script.pop_front();
-  p.index = t.served++;
-  p.epoch = t.release_epoch;
-  r.entry = p.entry;
-  r.index = p.index;
-  p.slot = append_log(t, std::move(r));
+  p.journal = journal_.begin(std::move(line));
   return p;
 }
 
+// The journal line is written before the task's log says the request ended,
+// so whoever waits on the log (wait_finished) finds the line there too.
 void ServerState::log_unscripted(std::int64_t task, LoggedRequest&& r, int status) {
+  JournalRequest line;
+  {
+    std::lock_guard lock(mu_);
+    if (tasks_.find(task) == tasks_.end()) return;
+    line = journal_request(task, r);
+  }
+  const double t_ms = now_ms();
+  journal_.write_ended(line, status, "complete", t_ms);
   std::lock_guard lock(mu_);
-  auto it = tasks_.find(task);
-  if (it == tasks_.end()) return;
   r.status = status;
   r.end = "complete";
-  r.finished_ms = now_ms();
-  append_log(it->second, std::move(r));
+  r.finished_ms = t_ms;
+  append_log(tasks_.at(task), std::move(r));  // tasks are never removed
   changed_.notify_all();
 }
 
-void ServerState::finish(std::int64_t task, std::size_t slot, int status, std::string_view end) {
+void ServerState::finish(std::int64_t task, const Popped& p, int status, std::string_view end) {
   const double t_ms = now_ms();
+  // A reply the stop cut short (its writes fail once the socket is closed)
+  // ended because the server stopped, not because the client left.
+  const std::string_view how = end == "client_gone" && stopping() ? "stopped" : end;
+  if (p.journal) journal_.end(p.journal, status, how, t_ms);
   std::lock_guard lock(mu_);
   auto it = tasks_.find(task);
-  if (it != tasks_.end() && slot < it->second.log.size()) {
-    LoggedRequest& r = it->second.log[slot];
+  if (it != tasks_.end() && p.slot < it->second.log.size()) {
+    LoggedRequest& r = it->second.log[p.slot];
     r.status = status;
-    r.end = std::string(end);
+    r.end = std::string(how);
     r.finished_ms = t_ms;
   }
   changed_.notify_all();
+}
+
+std::vector<std::int64_t> ServerState::task_ids() const {
+  std::vector<std::int64_t> ids;
+  {
+    std::lock_guard lock(mu_);
+    ids.reserve(tasks_.size());
+    for (const auto& [task, t] : tasks_) ids.push_back(task);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+bool ServerState::report_outcome(std::int64_t task, std::string_view word, std::string_view detail) {
+  {
+    std::lock_guard lock(mu_);
+    if (tasks_.find(task) == tasks_.end()) return false;
+  }
+  journal_.outcome(task, word, detail, now_ms());
+  return true;
+}
+
+void ServerState::set_plan_header(Json header) {
+  std::lock_guard lock(mu_);
+  plan_header_ = std::move(header);
+}
+
+Json ServerState::plan_header() const {
+  std::lock_guard lock(mu_);
+  return plan_header_;
 }
 
 TaskLog ServerState::log(std::int64_t task) const {

@@ -4,7 +4,8 @@
 // under one mutex. No caller holds that mutex across a co_await: a
 // connection takes it for a table operation and lets go. A held reply is
 // woken by posting to its connection's strand (see connection.hpp), never by
-// polling these tables.
+// polling these tables. The request journal (request_journal.hpp) has a
+// mutex of its own, taken only with mu_ not held.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "relsim/live/server/server.hpp"
+#include "live/server/request_journal.hpp"
 
 namespace relsim::mock {
 
@@ -33,7 +35,8 @@ inline constexpr std::size_t kNotLogged = static_cast<std::size_t>(-1);
 
 struct TaskState {
   std::deque<ScriptEntry> script;
-  std::int64_t served = 0;  // entries taken so far: the next one's index
+  std::int64_t served = 0;  // requests that took an entry or found the script exhausted: the next one's index
+  std::int64_t taken = 0;   // entries taken so far
   std::vector<LoggedRequest> log;
   std::uint64_t dropped = 0;
   std::uint64_t release_epoch = 0;  // release() bumps it: holds of older requests need not wait
@@ -47,11 +50,13 @@ struct Popped {
   std::int64_t index = -1;
   std::size_t slot = kNotLogged;  // in the task's log
   std::uint64_t epoch = 0;        // the task's release_epoch when it was taken
+  std::uint64_t journal = 0;      // its open line in the request journal; 0: none
 };
 
 class ServerState {
  public:
-  explicit ServerState(ServerConfig config) : config_(std::move(config)) {}
+  explicit ServerState(ServerConfig config)
+      : config_(std::move(config)), journal_(config_.max_log_bytes) {}
 
   const ServerConfig& config() const { return config_; }
   double now_ms() const;  // since the server started
@@ -65,13 +70,23 @@ class ServerState {
   void set_script(std::int64_t task, std::vector<ScriptEntry> entries);
   // Takes the task's next entry and logs the request (with the entry, or
   // with status 404 when the script is exhausted; not at all for a task
-  // without a script).
+  // without a script), in the task's log and as an open journal line.
   Popped pop(std::int64_t task, LoggedRequest&& request);
   // Logs a request of a known task answered without a script entry.
   void log_unscripted(std::int64_t task, LoggedRequest&& request, int status);
-  // Records how the logged request at `slot` ended.
-  void finish(std::int64_t task, std::size_t slot, int status, std::string_view end);
+  // Records how the request `p` took ended (in its task's log and the
+  // journal). While the server stops, a reply cut short ends "stopped".
+  void finish(std::int64_t task, const Popped& p, int status, std::string_view end);
   TaskLog log(std::int64_t task) const;
+  // Tasks with a script, in increasing order.
+  std::vector<std::int64_t> task_ids() const;
+  // Journals an outcome report; false (and nothing written) for a task
+  // without a script.
+  bool report_outcome(std::int64_t task, std::string_view word, std::string_view detail);
+  // The header of the plan loaded (null when none), for GET /control/tasks.
+  void set_plan_header(Json header);
+  Json plan_header() const;
+  RequestJournal& journal() { return journal_; }
   bool wait_finished(std::int64_t task, std::size_t count, std::chrono::milliseconds limit) const;
 
   // --- holds and gates --------------------------------------------------------
@@ -133,6 +148,9 @@ class ServerState {
   std::size_t accepted_ = 0;
   std::size_t log_bytes_ = 0;
   bool stopping_ = false;
+  Json plan_header_;
+
+  RequestJournal journal_;  // its own mutex, never taken with mu_ held
 };
 
 }  // namespace relsim::mock

@@ -56,7 +56,12 @@ std::string head(int status, const Headers& headers) {
 
 std::string json_response(int status, std::string_view body, std::string_view request_id, bool keep_alive,
                           const Headers& extra) {
-  Headers h = {{"content-type", "application/json"},
+  return text_response(status, body, "application/json", request_id, keep_alive, extra);
+}
+
+std::string text_response(int status, std::string_view body, std::string_view content_type,
+                          std::string_view request_id, bool keep_alive, const Headers& extra) {
+  Headers h = {{"content-type", std::string(content_type)},
                {"content-length", std::to_string(body.size())},
                {"request-id", std::string(request_id)},
                {"connection", keep_alive ? "keep-alive" : "close"}};

@@ -39,6 +39,9 @@ std::string head(int status, const Headers& headers);
 // request-id, connection and `extra` headers).
 std::string json_response(int status, std::string_view body, std::string_view request_id, bool keep_alive,
                           const Headers& extra = {});
+// The same with a body of another content type (GET /control/log's NDJSON).
+std::string text_response(int status, std::string_view body, std::string_view content_type,
+                          std::string_view request_id, bool keep_alive, const Headers& extra = {});
 // The 200 head of a stream: text/event-stream, chunked.
 std::string stream_head(std::string_view request_id, bool keep_alive);
 

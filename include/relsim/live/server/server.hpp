@@ -7,7 +7,10 @@
 // entry of that task's script and answers as the entry says (a healthy
 // stream, one of the fault kinds of faults.hpp, or a TCP extra after
 // toxiproxy and WireMock: "empty", "garbage"). Every request is logged for
-// assertions (headers such as x-stainless-retry-count, body, the entry it got).
+// assertions (headers such as x-stainless-retry-count, body, the entry it got),
+// and journaled as one JSON line (the request log `relsim audit` reads: to
+// ServerConfig::log_path, and at GET /control/log), as are the outcomes a
+// harness reports for its tasks.
 //
 // The wire contract (event shapes, status codes, headers, control endpoints)
 // is written out in docs/wire.md; tests pin it in tests/live/server_test.cpp.
@@ -17,6 +20,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -102,6 +106,11 @@ Json to_json(const TaskLog& log);  // {"task": t, "requests": [...], "dropped": 
 
 inline constexpr std::size_t kMaxLoggedBody = 64 * 1024;
 
+// What a harness may report of a task: POST /control/tasks/{task}/outcome.
+inline constexpr std::array<std::string_view, 6> kOutcomeWords = {"done", "env_error", "harness_error",
+                                                                  "crash", "hang", "partial_done"};
+inline constexpr std::size_t kMaxOutcomeDetail = 1000;  // bytes of "detail" kept
+
 struct ServerConfig {
   int port = 0;  // 0: the kernel picks a free one; else in [1, 65535]
   int threads = 1;  // in [1, 64]
@@ -112,7 +121,10 @@ struct ServerConfig {
   std::size_t max_connections = 2048;
   std::size_t max_tasks = 1'000'000;
   std::size_t max_log_entries = 10'000;             // per task
-  std::size_t max_log_bytes = 256u * 1024u * 1024u;  // all logs together
+  std::size_t max_log_bytes = 256u * 1024u * 1024u;  // all logs together; and the journal's lines in memory
+  // The request journal's file, created (truncated) before listening; "":
+  // none (the journal is still served at GET /control/log).
+  std::string log_path;
 };
 // Throws InputError naming the value and its valid range.
 void validate(const ServerConfig& config);
@@ -122,6 +134,9 @@ class Server {
   // Binds 127.0.0.1:config.port and starts serving; throws InputError if the
   // config is invalid or the port cannot be bound.
   explicit Server(ServerConfig config = {});
+  // Loads the plan (load_plan) before listening, so that the journal's
+  // header names its number of tasks.
+  Server(ServerConfig config, const Plan& plan);
   ~Server();  // stop()
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -132,7 +147,8 @@ class Server {
   // Replaces the task's remaining script (task >= 0). Throws InputError past
   // max_tasks tasks or kMaxScriptEntries entries.
   void set_script(std::int64_t task, std::vector<ScriptEntry> entries);
-  // Every task of the plan: its requests, "ok" or the fault kind, in order.
+  // Every task of the plan: its requests, "ok" or the fault kind, in order;
+  // GET /control/tasks shows the plan's header.
   void load_plan(const Plan& plan);
   TaskLog log(std::int64_t task) const;
 
@@ -152,13 +168,15 @@ class Server {
   std::size_t connections() const;  // open now
   std::size_t accepted() const;     // served since the start (open or closed)
 
-  // Closes the listener and every connection (held ones too) and joins the
-  // threads. Idempotent.
+  // Closes the listener and every connection (held ones too), joins the
+  // threads, then journals the requests still open as "stopped" and closes
+  // the log file. Idempotent.
   void stop();
 
   struct Impl;
 
  private:
+  Server(ServerConfig config, const Plan* plan);
   std::shared_ptr<Impl> impl_;
 };
 

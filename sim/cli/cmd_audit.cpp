@@ -1,0 +1,119 @@
+// relsim audit: check what any client did against a plan, task by task (docs/audit.md).
+#include <iostream>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+#include "relsim/core/files.hpp"
+#include "relsim/live/audit.hpp"
+#include "cli/audit_report.hpp"
+#include "cli/commands.hpp"
+
+namespace relsim::cli {
+namespace {
+
+struct AuditArgs {
+  std::string plan, log, outcomes, out;
+  std::string policy_kind;
+  int s = 2, r = 2, B = 0;
+  long long n = 0;
+  bool infer = false, json = false, per_task = false, no_wait_check = false;
+  double wait_tolerance = 0.5;
+  ClientTiming timing;
+  CLI::Option* n_opt = nullptr;
+};
+
+// --n, else the plan header's "n".
+std::int64_t calls_per_task(const AuditArgs& a, const Plan& plan) {
+  if (a.n_opt->count()) return a.n;
+  const auto it = plan.header.find("n");
+  if (it == plan.header.end())
+    throw InputError(fmt::format("{}: the plan's header has no n: give --n", a.plan));
+  if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > kMaxCalls)
+    throw InputError(fmt::format("{}: header field \"n\" = {} is not an integer in [1, {}]", a.plan, json_excerpt(*it),
+                                 kMaxCalls));
+  return it->get<std::int64_t>();
+}
+
+int run_audit_command(const AuditArgs& a) {
+  if (a.policy_kind.empty() && !a.infer)
+    throw InputError("audit needs a policy to check against: give --policy P (with --s, --r, --B) or --infer");
+  AuditOptions options;
+  options.timing = a.timing;
+  options.wait_tolerance = a.wait_tolerance;
+  options.check_waits = !a.no_wait_check;
+  validate(options.timing);
+  const Plan plan = read_plan(a.plan);
+  check_auditable(plan, a.plan);
+  const std::int64_t n = calls_per_task(a, plan);
+  if (!a.infer) {
+    options.policy = Policy{n, a.r, a.s, a.B, parse_policy_kind(a.policy_kind)};
+    validate(options);
+  }
+  const RequestLog log = read_request_log(a.log);
+  std::vector<OutcomeReport> overrides;
+  if (!a.outcomes.empty()) overrides = read_outcome_csv(a.outcomes);
+  const Observations obs = observe(plan, log, a.outcomes.empty() ? nullptr : &overrides, n, a.outcomes);
+  AuditReport report{a.plan, a.log, &obs, nullptr, std::nullopt};
+  if (a.infer) {
+    report.infer = infer_policy(plan, obs, n);
+    options.policy = report.infer->consistent.empty() ? report.infer->closest.front() : report.infer->consistent.front();
+  }
+  const AuditResult result = run_audit(plan, obs, options);
+  report.result = &result;
+  // The file first: a failure to write it is bad input with nothing printed.
+  if (!a.out.empty()) write_file_atomically(a.out, audit_csv(report));
+  if (a.json) {
+    std::cout << dump_json(audit_json(report)) << "\n";
+  } else {
+    std::cout << audit_summary(report);
+    if (a.per_task) std::cout << audit_per_task(report);
+  }
+  return result.mismatches > 0 ? kExitMiss : 0;
+}
+
+}  // namespace
+
+Runner add_audit(CLI::App& app) {
+  auto a = std::make_shared<AuditArgs>();
+  auto* cmd = app.add_subcommand(
+      "audit", "check what any client did (relsim serve --plan --log) against a policy, task by task; exit 1 on any "
+               "mismatch");
+  cmd->add_option("--plan", a->plan, "the plan the server served (relsim plan --max-requests K), b = g = 0")
+      ->required();
+  cmd->add_option("--log", a->log, "the request log (relsim serve --log FILE, JSON Lines)")->required();
+  cmd->add_option("--outcomes", a->outcomes,
+                  "CSV task,outcome,detail: reported outcomes that replace the log's (the last per task counts)");
+  auto* policy = cmd->add_option("--policy", a->policy_kind, "the policy to check against: simple, naive, layered or "
+                                                              "budgeted (docs/policies.md)");
+  auto* s = cmd->add_option("--s", a->s, fmt::format("HTTP-layer (SDK) retries, in [0, {}]", kMaxHttpRetries))
+                ->capture_default_str();
+  auto* r = cmd->add_option("--r", a->r, fmt::format("stream-layer retries per call, in [0, {}]", kMaxRetries))
+                ->capture_default_str();
+  auto* B = cmd->add_option("--B", a->B, fmt::format("budgeted: requests per call, in [1, {}]", kMaxRequestsPerCall));
+  cmd->add_flag("--infer", a->infer,
+                fmt::format("search simple, naive, layered and budgeted over s, r in [0, {}] and B in [1, (s+1)(r+1)-1] "
+                            "for every set consistent with all tasks (else the closest), and audit against the first",
+                            kInferMax))
+      ->excludes(policy)
+      ->excludes(s)
+      ->excludes(r)
+      ->excludes(B);
+  a->n_opt = cmd->add_option("--n", a->n, fmt::format("model calls per task, in [1, {}]; default: the plan's", kMaxCalls));
+  auto* json = cmd->add_flag("--json", a->json, "print one JSON object (docs/audit.md) instead of the summary");
+  cmd->add_flag("--per-task", a->per_task, "after the summary, one row per audited task")->excludes(json);
+  cmd->add_option("--out", a->out, "write one CSV row per audited task to this file (written atomically)");
+  cmd->add_option("--backoff-base", a->timing.backoff_base,
+                  "the client's backoff before retry k: min(base 2^k, cap) (1 - U/4), seconds, >= 0")
+      ->capture_default_str();
+  cmd->add_option("--backoff-cap", a->timing.backoff_cap, "largest backoff, seconds, >= 0")->capture_default_str();
+  cmd->add_option("--time-scale", a->timing.time_scale, "multiplies every backoff, > 0")->capture_default_str();
+  cmd->add_option("--wait-tolerance", a->wait_tolerance,
+                  "seconds a wait may exceed its backoff w (accepted: [0.75 w - 0.05, w + tolerance]), >= 0")
+      ->capture_default_str();
+  cmd->add_flag("--no-wait-check", a->no_wait_check, "do not check the waits between retries");
+  return [a] { return run_audit_command(*a); };
+}
+
+}  // namespace relsim::cli

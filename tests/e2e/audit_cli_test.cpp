@@ -1,0 +1,130 @@
+// relsim audit end to end (docs/audit.md): the executable over the small plan
+// and naive client log in data/audit/ (task 1: slow headers x9, task 2: an
+// in-stream overloaded, task 3: a stall left open, task 4: a cut and a 529,
+// task 5 never run), and over an audit plan from relsim plan --max-requests.
+// Bad input: exit 2, one line on stderr, nothing on stdout, no --out file.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/files.hpp"
+#include "support/run.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using relsim::test::run_relsim;
+using relsim::test::RunResult;
+
+fs::path scratch() { return relsim::test::scratch("audit_test"); }
+
+std::string data(const std::string& name) { return relsim::test::source_dir() + "/data/audit/" + name; }
+
+fs::path write_temp(const std::string& name, const std::string& text) {
+  return relsim::test::write_temp("audit_test", name, text);
+}
+
+using relsim::test::slurp;
+
+RunResult audit(std::vector<std::string> args) {
+  args.insert(args.begin(), "audit");
+  return run_relsim(args);
+}
+
+TEST(AuditCli, InfersTheNaiveLoopAndFindsNoMismatch) {
+  const RunResult r = audit({"--plan", data("plan.jsonl"), "--log", data("naive_log.jsonl"), "--infer"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("your loop behaves like naive with s = 2, r = 2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tasks: 5 audited, 1 not run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hangs 1, crashes 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mismatches: 0 tasks"), std::string::npos) << r.out;
+}
+
+TEST(AuditCli, AgainstLayeredTheNaiveLoopMismatchesWithJsonAndCsv) {
+  const fs::path csv = scratch() / "per_task.csv";
+  const RunResult r = audit({"--plan", data("plan.jsonl"), "--log", data("naive_log.jsonl"), "--policy", "layered",
+                             "--json", "--out", csv.string()});
+  EXPECT_EQ(r.code, 1) << r.err;
+  const auto j = nlohmann::ordered_json::parse(r.out);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"tasks", "mismatches", "policy", "consistent", "amplification", "hangs",
+                                            "outcomes", "requests"}));
+  EXPECT_EQ(j["policy"], nlohmann::ordered_json::parse(R"({"policy": "layered", "s": 2, "r": 2, "B": null})"));
+  EXPECT_TRUE(j["consistent"].empty());
+  // Slow headers x9: 9 sent where layered sends 3; the overloaded crash and the
+  // stall hang each a request where layered sends 3 (a retry, then two calls).
+  EXPECT_EQ(j["mismatches"]["total"], 3);
+  EXPECT_EQ(j["mismatches"]["by_kind"], nlohmann::ordered_json::parse(R"({"overloaded": 1, "slow_headers": 1, "stall": 1})"));
+  EXPECT_EQ(j["requests"]["sent"], 17);
+  EXPECT_EQ(j["requests"]["layered"], 15);
+  EXPECT_EQ(j["requests"]["per_call_max"], 9);
+  EXPECT_EQ(j["hangs"], 1);
+  const std::string rows = slurp(csv);
+  EXPECT_EQ(rows.substr(0, rows.find('\n')),
+            "task,requests_expected,requests_sent,outcome_expected,outcome_reported,hang,verdict,checks,"
+            "requests_per_call,detail");
+  EXPECT_NE(rows.find("\n1,3,9,env_error:slow_headers,crash,0,mismatch,requests outcome,9,"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("\n3,3,1,done,hang,1,mismatch,requests outcome,1,"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("\n4,4,4,done,done,0,ok,,2 2,\n"), std::string::npos) << rows;
+}
+
+TEST(AuditCli, AuditsAPlanFromRelsimPlanMaxRequests) {
+  const fs::path plan = scratch() / "plan.jsonl";
+  const RunResult made = run_relsim({"plan", "--p", "0.3", "--q", "0.8", "--r", "2", "--n", "2", "--s", "2", "--policy",
+                                     "layered", "--tasks", "3", "--max-requests", "9", "--out", plan.string()});
+  ASSERT_EQ(made.code, 0) << made.err;
+  // Nothing ran yet: a log with its header alone audits no task.
+  const fs::path log = write_temp("empty_log.jsonl", "{\"relsim_log\": 1, \"port\": 1, \"plan_tasks\": 3}\n");
+  const RunResult r = audit({"--plan", plan.string(), "--log", log.string(), "--policy", "layered"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("tasks: 0 audited, 3 not run"), std::string::npos) << r.out;
+}
+
+void expect_input_error(std::vector<std::string> args, const std::string& part) {
+  const fs::path out = scratch() / "never.csv";
+  args.push_back("--out");
+  args.push_back(out.string());
+  const RunResult r = audit(args);
+  SCOPED_TRACE(r.err);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(r.err.rfind("relsim: error: ", 0), 0U);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  EXPECT_NE(r.err.find(part), std::string::npos);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(AuditCli, BadInputIsOneLineExitTwoAndNoOutputFile) {
+  const std::string plan = data("plan.jsonl"), log = data("naive_log.jsonl");
+  expect_input_error({"--plan", plan, "--log", data("other_plan_log.jsonl"), "--infer"},
+                     "other_plan_log.jsonl:5: the log is from another plan: task 1");
+  std::string text = slurp(log);
+  const fs::path truncated = write_temp("truncated.jsonl", text.substr(0, text.size() - 20));
+  const auto lines = std::count(text.begin(), text.end(), '\n');
+  expect_input_error({"--plan", plan, "--log", truncated.string(), "--infer"},
+                     "truncated.jsonl:" + std::to_string(lines) + ": not a JSON object");
+  const fs::path word = write_temp("word.csv", "task,outcome,detail\n0,finished,\n");
+  expect_input_error({"--plan", plan, "--log", log, "--infer", "--outcomes", word.string()},
+                     "outcome 'finished' is not an outcome");
+  const fs::path unknown = write_temp("unknown.csv", "task,outcome,detail\n0,done,\n6,done,\n");
+  expect_input_error({"--plan", plan, "--log", log, "--infer", "--outcomes", unknown.string()},
+                     "unknown.csv:3: an outcome for task 6");
+  std::string with_b = slurp(plan);
+  with_b.replace(with_b.find("\"b\": 0"), 6, "\"b\": 2");
+  const fs::path plan_b = write_temp("plan_b.jsonl", with_b);
+  expect_input_error({"--plan", plan_b.string(), "--log", log, "--infer"}, "the plan has b = 2");
+  expect_input_error({"--plan", plan, "--log", log}, "give --policy");
+  expect_input_error({"--plan", plan, "--log", log, "--policy", "budgeted"}, "B = 0 is out of range");
+  expect_input_error({"--plan", plan, "--log", log, "--infer", "--wait-tolerance", "-1"}, "wait-tolerance");
+}
+
+}  // namespace

@@ -1,0 +1,341 @@
+// Clients nobody here wrote, audited (docs/audit.md): the loops of
+// examples/harnesses/ run against `relsim serve --plan P --log L`, 32 tasks at
+// a time, and `relsim audit --infer` must name each one's policy:
+//   sdk_only.mjs      the official TypeScript SDK alone    naive, s = 2, r = 0
+//   naive_loop.mjs    its own retries around the SDK's     naive, s = 2, r = 2
+//   layered_loop.mjs  SDK retries + idle timeout + stream retries  layered, s = 2, r = 2
+//   stdlib_loop.py    Python's standard library only       simple, r = 2
+// over the reference plan (400 tasks, slow headers and 529s in the mix), and
+// on persistent slow headers the naive loop's 9 requests per call against the
+// layered loop's 3.
+//
+// The SDK (pinned by examples/harnesses/package.json and package-lock.json)
+// is installed as tests/sdk/sdk_test.cpp does: npm ci --ignore-scripts into
+// BUILD/harnesses when node_modules is missing or the lock changed. Skipped
+// when node, npm or python3 is missing or npm ci fails (a failure under CI=true).
+//
+// Nothing here times anything against a clock that load can stretch: the
+// waits between retries are checked for their lower bound only (no retry
+// before its backoff: load only makes waits longer), with an upper
+// tolerance of 1000 s; the audit with the default 0.5 s tolerance is
+// recorded as a property.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/files.hpp"
+#include "support/run.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using relsim::test::find_program;
+using relsim::test::RunOptions;
+using relsim::test::RunResult;
+
+const char* const kReferencePlan =
+    "plan --p 0.3 --q 0.8 --r 2 --n 2 --s 2 --kinds cut=1,stall=1,slow_headers=2,http_529=1,overloaded=1 "
+    "--tasks 400 --max-requests 12";
+const char* const kSlowHeadersPlan = "plan --fault slow_headers --times always --n 1 --r 2 --s 2 --tasks 4 --max-requests 12";
+
+// Timeouts the harnesses run with: a 1 s header timeout (the SDK's `timeout`),
+// a 0.5 s idle timeout (layered), and 4 s without progress counted as a hang
+// (the longest quiet time a healthy naive call has is a 1 s timeout and a 1 s
+// backoff).
+const std::vector<std::string> kHarnessOptions = {"--concurrency", "32", "--hang-after", "4",
+                                                  "--header-timeout", "1", "--idle-timeout", "0.5"};
+
+using relsim::test::slurp;
+using relsim::test::tail;
+
+fs::path build_dir() { return fs::path(relsim::test::relsim_exe()).parent_path(); }
+fs::path examples() { return fs::path(relsim::test::source_dir()) / "examples/harnesses"; }
+
+// Copies the harnesses into BUILD/harnesses and installs the locked SDK there
+// unless the lock it holds is this one. Under a file lock: ctest may run
+// these tests side by side. Returns an empty string on success, else why not.
+std::string install_sdk(fs::path& dir) {
+  if (find_program("node").empty()) return "node is not on PATH (scripts/install-deps.sh installs nodejs)";
+  if (find_program("npm").empty()) return "npm is not on PATH (scripts/install-deps.sh installs it)";
+  dir = build_dir() / "harnesses";
+  fs::create_directories(dir);
+  const int lock = ::open((dir / ".install.lock").c_str(), O_CREAT | O_RDWR, 0644);
+  if (lock >= 0) ::flock(lock, LOCK_EX);
+  for (const char* file : {"package.json", "package-lock.json", "common.mjs", "sdk_only.mjs", "naive_loop.mjs",
+                           "layered_loop.mjs"})
+    fs::copy_file(examples() / file, dir / file, fs::copy_options::overwrite_existing);
+  const fs::path installed_lock = dir / "installed-package-lock.json";
+  const fs::path sdk_package = dir / "node_modules/@anthropic-ai/sdk/package.json";
+  std::string why;
+  if (!fs::exists(sdk_package) || !fs::exists(installed_lock) ||
+      slurp(installed_lock) != slurp(dir / "package-lock.json")) {
+    fs::remove(installed_lock);
+    RunOptions options;
+    options.cwd = dir.string();
+    options.timeout = 300;
+    const RunResult ci = relsim::test::run_program(
+        {"npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"}, options);
+    if (ci.code != 0 || !fs::exists(sdk_package))
+      why = "npm ci could not install the pinned @anthropic-ai/sdk in " + dir.string() + " (exit " +
+            std::to_string(ci.code) + "):\n" + tail(ci.out + ci.err);
+    else fs::copy_file(dir / "package-lock.json", installed_lock, fs::copy_options::overwrite_existing);
+  }
+  if (lock >= 0) ::close(lock);
+  return why;
+}
+
+// One run: the plan, the server with its log, the harness, the audit.
+struct Session {
+  fs::path plan, log, csv;
+  RunResult harness;
+  int server_code = -1;
+};
+
+Session run_session(const std::string& name, const std::string& plan_args, std::vector<std::string> harness) {
+  Session s;
+  const fs::path work = build_dir() / "harnesses" / "runs";
+  fs::create_directories(work);
+  s.plan = work / (name + ".plan.jsonl");
+  s.log = work / (name + ".log.jsonl");
+  s.csv = work / (name + ".audit.csv");
+  std::vector<std::string> plan_argv = relsim::test::split_args(plan_args);
+  plan_argv.insert(plan_argv.end(), {"--out", s.plan.string()});
+  const RunResult plan = relsim::test::run_relsim(plan_argv);
+  EXPECT_EQ(plan.code, 0) << plan.err;
+  if (plan.code != 0) return s;
+
+  relsim::test::Background serve(
+      {relsim::test::relsim_exe(), "serve", "--plan", s.plan.string(), "--port", "0", "--log", s.log.string()});
+  const std::string banner = serve.read_line(10);
+  const int port = relsim::test::port_from_banner(banner);
+  EXPECT_GT(port, 0) << banner;
+  if (port <= 0) return s;
+
+  harness.insert(harness.end(), {"--server", "http://127.0.0.1:" + std::to_string(port)});
+  if (harness[0] == "node") harness.insert(harness.end(), kHarnessOptions.begin(), kHarnessOptions.end());
+  else harness.insert(harness.end(), {"--concurrency", "32", "--timeout", "1"});
+  RunOptions options;
+  options.cwd = (build_dir() / "harnesses").string();
+  options.timeout = 150;  // the harness's own hang watchdog ends hung tasks long before
+  options.new_process_group = true;
+  s.harness = relsim::test::run_program(harness, options);
+  s.server_code = serve.stop(SIGTERM);
+  std::cout << name << ": " << s.harness.out << tail(s.harness.err, 5);
+  return s;
+}
+
+// `relsim audit` over a session, with extra arguments; its JSON (null when
+// it printed none) and its exit code.
+struct Audit {
+  json j;
+  int code = -1;
+  std::string err;
+};
+
+Audit audit(const Session& s, const std::string& args) {
+  std::vector<std::string> argv = {"audit", "--plan", s.plan.string(), "--log", s.log.string(),
+                                   "--json", "--out", s.csv.string()};
+  for (const std::string& arg : relsim::test::split_args(args)) argv.push_back(arg);
+  const RunResult run = relsim::test::run_relsim(argv);
+  Audit a;
+  a.code = run.code;
+  a.err = run.out + run.err;
+  a.j = json::parse(run.out, nullptr, false);  // --json: one JSON object on stdout
+  if (a.j.is_discarded()) a.j = nullptr;
+  return a;
+}
+
+// A value of the audit's JSON by JSON pointer, null when it is not there.
+json at(const json& j, const std::string& pointer) {
+  const json::json_pointer p(pointer);
+  return j.is_object() && j.contains(p) ? j.at(p) : json();
+}
+
+// mismatches.total (docs/audit.md), -1 when the JSON has none.
+int mismatches(const json& j) {
+  const json total = at(j, "/mismatches/total");
+  return total.is_number_integer() ? total.get<int>() : -1;
+}
+
+bool consistent_with(const json& audit_json, const std::string& policy, int s, int r) {
+  if (!audit_json.is_object() || !audit_json.contains("consistent")) return false;
+  for (const json& c : audit_json["consistent"])
+    if (c.value("policy", "") == policy && (policy == "simple" || c.value("s", -1) == s) && c.value("r", -1) == r)
+      return true;
+  return false;
+}
+
+// A minimal CSV reader (quoted fields may hold commas, quotes and newlines).
+std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path) {
+  const std::string text = slurp(path);
+  std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') rows.back().back() += '"', ++i;
+      else if (c == '"') quoted = false;
+      else rows.back().back() += c;
+    } else if (c == '"') quoted = true;
+    else if (c == ',') rows.back().emplace_back();
+    else if (c == '\n') rows.emplace_back(1);
+    else if (c != '\r') rows.back().back() += c;
+  }
+  std::vector<std::map<std::string, std::string>> out;
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    if (rows[r].size() == 1 && rows[r][0].empty()) continue;
+    std::map<std::string, std::string> row;
+    for (std::size_t c = 0; c < rows[0].size() && c < rows[r].size(); ++c) row[rows[0][c]] = rows[r][c];
+    out.push_back(row);
+  }
+  return out;
+}
+
+// From the request log: each task's last request's entry and last reported outcome.
+struct TaskSeen {
+  std::string last_entry, outcome;
+};
+std::map<long long, TaskSeen> read_log(const fs::path& path) {
+  std::map<long long, TaskSeen> tasks;
+  std::map<long long, long long> last_index;
+  std::istringstream in(slurp(path));
+  for (std::string line; std::getline(in, line);) {
+    const json j = json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("task")) continue;
+    const long long task = j["task"].get<long long>();
+    if (j.contains("outcome")) tasks[task].outcome = j["outcome"].get<std::string>();
+    else if (j.contains("index") && j["index"].is_number() && j["entry"].is_string() &&
+             (!last_index.count(task) || j["index"].get<long long>() > last_index[task])) {
+      last_index[task] = j["index"].get<long long>();
+      tasks[task].last_entry = j["entry"].get<std::string>();
+    }
+  }
+  return tasks;
+}
+
+// The common checks of a reference run: the harness ran every task, the
+// server stopped cleanly, the audit inferred `policy` s r and, audited as
+// that policy (waits left out), finds no mismatch.
+void expect_reference(const Session& s, const std::string& policy, int hs, int r) {
+  EXPECT_EQ(s.harness.code, 0) << tail(s.harness.out + s.harness.err);
+  EXPECT_EQ(s.server_code, 0);
+  const Audit inferred = audit(s, "--infer --no-wait-check");
+  ASSERT_TRUE(inferred.j.is_object()) << inferred.err;
+  EXPECT_TRUE(consistent_with(inferred.j, policy, hs, r))
+      << policy << " s=" << hs << " r=" << r << " is not among the consistent sets: " << inferred.j.dump();
+  const std::string as = "--policy " + policy + " --s " + std::to_string(hs) + " --r " + std::to_string(r);
+  const Audit strict = audit(s, as + " --no-wait-check");
+  ASSERT_TRUE(strict.j.is_object()) << strict.err;
+  EXPECT_EQ(strict.code, 0) << strict.err;
+  EXPECT_EQ(mismatches(strict.j), 0) << strict.j.dump();
+  EXPECT_EQ(mismatches(inferred.j), 0) << inferred.j.dump();
+  EXPECT_EQ(at(inferred.j, "/tasks/audited"), json(400)) << inferred.j.dump();
+  EXPECT_EQ(at(inferred.j, "/tasks/not_run"), json(0)) << inferred.j.dump();
+  EXPECT_EQ(at(inferred.j, "/requests/exhausted"), json(0)) << inferred.j.dump();
+  // No retry came before its backoff (the lower bound holds whatever the load).
+  const Audit early = audit(s, as + " --wait-tolerance 1000");
+  EXPECT_EQ(at(early.j, "/mismatches/by_check/wait"), json(0)) << early.j.dump();
+  const Audit timed = audit(s, as);  // with the default upper tolerance: recorded, not asserted
+  ::testing::Test::RecordProperty("wait_mismatches", at(timed.j, "/mismatches/by_check/wait").dump());
+  ::testing::Test::RecordProperty("amplification", at(inferred.j, "/amplification").dump());
+  ::testing::Test::RecordProperty("requests_sent", at(inferred.j, "/requests/sent").dump());
+  std::cout << "audit --infer: " << inferred.j.dump() << "\naudit " << as << " (waits checked): exit " << timed.code
+            << " " << (timed.j.is_object() ? timed.j.dump() : timed.err) << "\n";
+}
+
+#define RELSIM_NEED_SDK(dir)                                 \
+  do {                                                       \
+    const std::string why = install_sdk(dir);                \
+    if (!why.empty()) RELSIM_SKIP_OR_FAIL(why);              \
+  } while (0)
+
+TEST(Harnesses, LayeredLoopIsLayeredWithNoMismatch) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  const Session s = run_session("layered", kReferencePlan, {"node", "layered_loop.mjs"});
+  expect_reference(s, "layered", 2, 2);
+  for (const auto& [task, seen] : read_log(s.log))
+    EXPECT_TRUE(seen.outcome == "done" || seen.outcome == "env_error") << "task " << task << ": " << seen.outcome;
+}
+
+TEST(Harnesses, NaiveLoopIsNaiveAndCrashesOnOverloadedAndHangsOnStall) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  const Session s = run_session("naive", kReferencePlan, {"node", "naive_loop.mjs"});
+  expect_reference(s, "naive", 2, 2);
+  int crashes = 0, hangs = 0;
+  for (const auto& [task, seen] : read_log(s.log)) {
+    if (seen.last_entry == "overloaded") {
+      EXPECT_EQ(seen.outcome, "crash") << "task " << task;
+      ++crashes;
+    }
+    if (seen.last_entry == "stall") {
+      EXPECT_EQ(seen.outcome, "hang") << "task " << task;
+      ++hangs;
+    }
+  }
+  EXPECT_GT(crashes, 0);
+  EXPECT_GT(hangs, 0);
+  const Audit a = audit(s, "--infer --no-wait-check");
+  EXPECT_EQ(at(a.j, "/hangs"), json(hangs)) << a.j.dump();
+  EXPECT_GE(at(a.j, "/outcomes/reported/crash").get<int>(), crashes) << a.j.dump();
+}
+
+TEST(Harnesses, SdkAloneIsNaiveWithoutStreamRetries) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  const Session s = run_session("sdk_only", kReferencePlan, {"node", "sdk_only.mjs"});
+  expect_reference(s, "naive", 2, 0);
+}
+
+TEST(Harnesses, StdlibPythonLoopIsSimple) {
+  if (find_program("python3").empty()) RELSIM_SKIP_OR_FAIL("python3 is not on PATH");
+  fs::create_directories(build_dir() / "harnesses");
+  const Session s = run_session("stdlib", kReferencePlan, {"python3", (examples() / "stdlib_loop.py").string()});
+  expect_reference(s, "simple", 0, 2);
+}
+
+// Persistent slow headers: the naive loop's retries multiply with the SDK's
+// to 9 requests per call before it crashes; the layered loop stops at the
+// SDK's 3 with env_error.
+TEST(Harnesses, SlowHeadersNineRequestsNaiveThreeLayered) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  const std::vector<std::tuple<std::string, std::string, std::string, std::string>> cases = {
+      {"sh_naive", "naive_loop.mjs", "naive", "9"}, {"sh_layered", "layered_loop.mjs", "layered", "3"}};
+  for (const auto& [name, file, policy, per_call] : cases) {
+    const Session s = run_session(name, kSlowHeadersPlan, {"node", file});
+    EXPECT_EQ(s.harness.code, 0) << tail(s.harness.out + s.harness.err);
+    const Audit a = audit(s, "--policy " + policy + " --s 2 --r 2 --no-wait-check");
+    ASSERT_TRUE(a.j.is_object()) << a.err;
+    EXPECT_EQ(a.code, 0) << a.err;
+    EXPECT_EQ(mismatches(a.j), 0) << a.j.dump();
+    EXPECT_EQ(at(a.j, "/requests/sent"), json(4 * std::stoi(per_call))) << a.j.dump();
+    EXPECT_EQ(at(a.j, "/requests/per_call_max"), json(std::stoi(per_call))) << a.j.dump();
+    // Against layered with the same s and r (3 requests a call): 9 / 3 and 3 / 3.
+    EXPECT_EQ(at(a.j, "/amplification"), json(std::stoi(per_call) / 3.0)) << a.j.dump();
+    const auto rows = read_csv(s.csv);
+    EXPECT_EQ(rows.size(), 4u) << slurp(s.csv);
+    for (const auto& row : rows) {
+      EXPECT_EQ(row.count("requests_per_call") ? row.at("requests_per_call") : "?", per_call) << name;
+    }
+    for (const auto& [task, seen] : read_log(s.log))
+      EXPECT_EQ(seen.outcome, policy == "naive" ? "crash" : "env_error") << name << " task " << task;
+  }
+}
+
+}  // namespace
