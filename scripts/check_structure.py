@@ -16,7 +16,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LAYERS = ["core", "parallel", "exact", "montecarlo", "sweep", "live", "cli"]
+LAYERS = ["core", "parallel", "exact", "montecarlo", "sweep", "live", "fit", "cli"]
 MAX_FILE_LINES = 500
 MAX_FUNCTION_LINES = 80
 

@@ -100,7 +100,7 @@ cli::Runner on_root(cli::Runner job) {
 }
 
 int dispatch(int argc, char** argv) {
-  CLI::App app{"relsim: how often an agent task finishes when model requests fail in bursts"};
+  CLI::App app{"relsim: how often an agent task finishes when model requests fail in bursts", "relsim"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "relsim 0.1.0");
   // exact, simulate and sweep split their work over MPI ranks themselves.
@@ -108,7 +108,7 @@ int dispatch(int argc, char** argv) {
       cli::add_exact(app),           on_root(cli::add_check(app)), on_root(cli::add_plan(app)),
       on_root(cli::add_oracle(app)), cli::add_simulate(app),       cli::add_sweep(app),
       on_root(cli::add_demo(app)),   on_root(cli::add_live(app)),  on_root(cli::add_serve(app)),
-      on_root(cli::add_audit(app))};
+      on_root(cli::add_audit(app)),  on_root(cli::add_fit(app))};
   try {
     app.parse(argc, argv);
     // Subcommands are listed in the order they were added, as are runners.

@@ -70,5 +70,6 @@ Runner add_oracle(CLI::App& app);
 Runner add_simulate(CLI::App& app);
 Runner add_serve(CLI::App& app);
 Runner add_audit(CLI::App& app);
+Runner add_fit(CLI::App& app);
 
 }  // namespace relsim::cli

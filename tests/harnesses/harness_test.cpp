@@ -53,31 +53,35 @@ const char* const kReferencePlan =
 const char* const kSlowHeadersPlan = "plan --fault slow_headers --times always --n 1 --r 2 --s 2 --tasks 4 --max-requests 12";
 
 // Timeouts the harnesses run with: a 1 s header timeout (the SDK's `timeout`),
-// a 0.5 s idle timeout (layered), and 4 s without progress counted as a hang
+// a 0.5 s idle timeout (layered), and 8 s without progress counted as a hang
 // (the longest quiet time a healthy naive call has is a 1 s timeout and a 1 s
-// backoff).
-const std::vector<std::string> kHarnessOptions = {"--concurrency", "32", "--hang-after", "4",
+// backoff; with 4 s, a run beside the load test once took a slow task for a
+// hung one). The tests also run alone (RUN_SERIAL, tests/CMakeLists.txt).
+const std::vector<std::string> kHarnessOptions = {"--concurrency", "32", "--hang-after", "8",
                                                   "--header-timeout", "1", "--idle-timeout", "0.5"};
 
 using relsim::test::slurp;
 using relsim::test::tail;
 
 fs::path build_dir() { return fs::path(relsim::test::relsim_exe()).parent_path(); }
-fs::path examples() { return fs::path(relsim::test::source_dir()) / "examples/harnesses"; }
+fs::path examples(const std::string& example = "harnesses") {
+  return fs::path(relsim::test::source_dir()) / "examples" / example;
+}
 
-// Copies the harnesses into BUILD/harnesses and installs the locked SDK there
-// unless the lock it holds is this one. Under a file lock: ctest may run
-// these tests side by side. Returns an empty string on success, else why not.
-std::string install_sdk(fs::path& dir) {
+// Copies examples/EXAMPLE (its files, not node_modules) into BUILD/EXAMPLE and
+// installs the packages its lock pins there (npm ci), unless the lock it
+// holds is this one. Under a file lock: ctest may run these tests side by
+// side. Returns an empty string on success, else why not.
+std::string install_example(const std::string& example, fs::path& dir) {
   if (find_program("node").empty()) return "node is not on PATH (scripts/install-deps.sh installs nodejs)";
   if (find_program("npm").empty()) return "npm is not on PATH (scripts/install-deps.sh installs it)";
-  dir = build_dir() / "harnesses";
+  dir = build_dir() / example;
   fs::create_directories(dir);
   const int lock = ::open((dir / ".install.lock").c_str(), O_CREAT | O_RDWR, 0644);
   if (lock >= 0) ::flock(lock, LOCK_EX);
-  for (const char* file : {"package.json", "package-lock.json", "common.mjs", "sdk_only.mjs", "naive_loop.mjs",
-                           "layered_loop.mjs"})
-    fs::copy_file(examples() / file, dir / file, fs::copy_options::overwrite_existing);
+  for (const auto& entry : fs::directory_iterator(examples(example)))
+    if (entry.is_regular_file())
+      fs::copy_file(entry.path(), dir / entry.path().filename(), fs::copy_options::overwrite_existing);
   const fs::path installed_lock = dir / "installed-package-lock.json";
   const fs::path sdk_package = dir / "node_modules/@anthropic-ai/sdk/package.json";
   std::string why;
@@ -90,8 +94,8 @@ std::string install_sdk(fs::path& dir) {
     const RunResult ci = relsim::test::run_program(
         {"npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"}, options);
     if (ci.code != 0 || !fs::exists(sdk_package))
-      why = "npm ci could not install the pinned @anthropic-ai/sdk in " + dir.string() + " (exit " +
-            std::to_string(ci.code) + "):\n" + tail(ci.out + ci.err);
+      why = "npm ci could not install the packages examples/" + example + "/package-lock.json pins, in " +
+            dir.string() + " (exit " + std::to_string(ci.code) + "):\n" + tail(ci.out + ci.err);
     else fs::copy_file(dir / "package-lock.json", installed_lock, fs::copy_options::overwrite_existing);
   }
   if (lock >= 0) ::close(lock);
@@ -259,7 +263,7 @@ void expect_reference(const Session& s, const std::string& policy, int hs, int r
 
 #define RELSIM_NEED_SDK(dir)                                 \
   do {                                                       \
-    const std::string why = install_sdk(dir);                \
+    const std::string why = install_example("harnesses", dir);                \
     if (!why.empty()) RELSIM_SKIP_OR_FAIL(why);              \
   } while (0)
 
@@ -336,6 +340,69 @@ TEST(Harnesses, SlowHeadersNineRequestsNaiveThreeLayered) {
     for (const auto& [task, seen] : read_log(s.log))
       EXPECT_EQ(seen.outcome, policy == "naive" ? "crash" : "env_error") << name << " task " << task;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// A real instrumented client (examples/otel/traced_loop.mjs): the official SDK
+// traced by OpenLLMetry's Anthropic instrumentation from npm, its spans
+// serialised to OTLP/JSON by @opentelemetry/otlp-transformer, run over a plan
+// with known p and q; `relsim fit --format otlp` on that file must see every
+// request the server logged and recover p and q inside its 95% intervals.
+// The fault kinds are those the instrumentation records as errors (see
+// docs/fit.md: it never ends the span of a create() that fails before its
+// stream, and records a stream without message_stop as a success). The plan's
+// seed is fixed, so the file, and the verdict, are the same on every run.
+TEST(Harnesses, FitRecoversPAndQFromTheOtlpSpansOfAnInstrumentedSdk) {
+  fs::path dir;
+  {
+    const std::string why = install_example("otel", dir);
+    if (!why.empty()) RELSIM_SKIP_OR_FAIL(why);
+  }
+  const fs::path work = dir / "runs";
+  fs::create_directories(work);
+  const fs::path plan = work / "plan.jsonl", log = work / "log.jsonl", spans = work / "spans.json";
+  const RunResult made = relsim::test::run_relsim(
+      {"plan", "--p", "0.3", "--q", "0.8", "--r", "2", "--n", "2", "--kinds", "cut=1,malformed=1,overloaded=1",
+       "--tasks", "1500", "--max-requests", "12", "--out", plan.string()});
+  ASSERT_EQ(made.code, 0) << made.err;
+  relsim::test::Background serve(
+      {relsim::test::relsim_exe(), "serve", "--plan", plan.string(), "--port", "0", "--log", log.string()});
+  const int port = relsim::test::port_from_banner(serve.read_line(10));
+  ASSERT_GT(port, 0);
+  RunOptions options;
+  options.cwd = dir.string();
+  options.timeout = 300;
+  const RunResult traced = relsim::test::run_program(
+      {"node", "traced_loop.mjs", "--server", "http://127.0.0.1:" + std::to_string(port), "--out", spans.string(),
+       "--concurrency", "32"},
+      options);
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
+  ASSERT_EQ(traced.code, 0) << tail(traced.out + traced.err);
+  std::cout << "traced_loop: " << traced.out;
+
+  std::int64_t logged = 0;  // requests that took an entry of the plan
+  std::istringstream lines(slurp(log));
+  for (std::string line; std::getline(lines, line);) {
+    const json j = json::parse(line, nullptr, false);
+    logged += j.is_object() && j.contains("index") && j["index"].is_number() && j.contains("entry") &&
+              !j["entry"].is_null();
+  }
+  const RunResult fit = relsim::test::run_relsim({"fit", spans.string(), "--format", "otlp", "--json"});
+  ASSERT_EQ(fit.code, 0) << fit.err;
+  const json j = json::parse(fit.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << fit.out;
+  std::cout << "relsim fit: " << j.dump() << "\n";
+  EXPECT_EQ(j["records"], json(logged));
+  EXPECT_EQ(j["tasks"], json(1500));
+  ASSERT_TRUE(j["p_ci"].is_array() && j["q_ci"].is_array()) << j.dump();
+  EXPECT_LE(j["p_ci"][0].get<double>(), 0.3);
+  EXPECT_GE(j["p_ci"][1].get<double>(), 0.3);
+  EXPECT_LE(j["q_ci"][0].get<double>(), 0.8);
+  EXPECT_GE(j["q_ci"][1].get<double>(), 0.8);
+  EXPECT_LT(j["independence_p_value"].get<double>(), 1e-6) << "bursty faults must be told from independent ones";
 }
 
 }  // namespace

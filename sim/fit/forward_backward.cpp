@@ -1,0 +1,237 @@
+#include "fit/forward_backward.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace relsim::fit {
+
+namespace {
+
+// Enough records per block that a block's bookkeeping is noise next to its work, few enough that
+// 10^6 records make dozens of blocks for the threads to share.
+constexpr std::int64_t kBlockRecords = 8192;
+// Below this many blocks one thread does the E-step: waking a team costs more than it saves on a
+// few thousand records (and a lot more on a loaded machine, where a team waits for its cores).
+constexpr std::ptrdiff_t kParallelBlocks = 4;
+
+// The parameters laid out for the inner loops: for an outcome o (0 good, 1 bad),
+// move[o][i*k + j] = step(i, j) P(o | j) and first[o][j] = initial(j) P(o | j).
+struct Emitting {
+  int k = 0;
+  std::vector<double> move[2];
+  std::vector<double> first[2];
+};
+
+Emitting emitting(const Eigen::MatrixXd& step, const Eigen::VectorXd& bad, const Eigen::RowVectorXd& initial) {
+  Emitting e;
+  e.k = int(step.rows());
+  for (int o = 0; o < 2; ++o) {
+    e.move[o].resize(std::size_t(e.k) * e.k);
+    e.first[o].resize(std::size_t(e.k));
+    for (int j = 0; j < e.k; ++j) {
+      const double emit = o == 1 ? bad(j) : 1.0 - bad(j);
+      e.first[o][j] = initial(j) * emit;
+      for (int i = 0; i < e.k; ++i) e.move[o][std::size_t(i) * e.k + j] = step(i, j) * emit;
+    }
+  }
+  return e;
+}
+
+// One block's sums. pair[o][i*k + j] sums alpha_t(i) beta_{t+1}(j) / c_{t+1} over the steps whose
+// next request has outcome o; times move[o] it is the expected number of i -> j moves.
+struct Sums {
+  std::vector<double> pair[2];
+  std::vector<double> state[2];  // posterior of state i summed over requests with outcome o
+  double log_likelihood = 0.0;
+
+  explicit Sums(int k) {
+    for (int o = 0; o < 2; ++o) {
+      pair[o].assign(std::size_t(k) * k, 0.0);
+      state[o].assign(std::size_t(k), 0.0);
+    }
+  }
+  void add(const Sums& other) {
+    for (int o = 0; o < 2; ++o) {
+      for (std::size_t x = 0; x < pair[o].size(); ++x) pair[o][x] += other.pair[o][x];
+      for (std::size_t x = 0; x < state[o].size(); ++x) state[o][x] += other.state[o][x];
+    }
+    log_likelihood += other.log_likelihood;
+  }
+};
+
+// The passes below are templates on the number of states: K > 0 fixes it at compile time so the
+// inner loops unroll (2 to 4 states, what logs support, run about twice as fast), K = 0 reads it
+// from the parameters.
+
+// Scaled forward pass: alpha_t normalised to sum 1, scale[t] = c_t its normaliser, so that
+// log P(sequence) = sum_t log c_t. Returns false when the sequence is impossible.
+template <int K>
+bool forward(const std::vector<std::uint8_t>& seq, const Emitting& e, std::vector<double>& alpha,
+             std::vector<double>& scale) {
+  const int k = K > 0 ? K : e.k;
+  const std::size_t n = seq.size();
+  alpha.resize(n * k);
+  scale.resize(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    double* cur = alpha.data() + t * k;
+    if (t == 0) {
+      for (int j = 0; j < k; ++j) cur[j] = e.first[seq[0]][j];
+    } else {
+      const double* prev = cur - k;
+      const double* move = e.move[seq[t]].data();
+      for (int j = 0; j < k; ++j) cur[j] = 0.0;
+      for (int i = 0; i < k; ++i) {
+        const double a = prev[i];
+        const double* row = move + std::size_t(i) * k;
+        for (int j = 0; j < k; ++j) cur[j] += a * row[j];
+      }
+    }
+    double c = 0.0;
+    for (int j = 0; j < k; ++j) c += cur[j];
+    if (!(c > 0.0) || !std::isfinite(c)) return false;
+    const double inv = 1.0 / c;
+    for (int j = 0; j < k; ++j) cur[j] *= inv;
+    scale[t] = c;
+  }
+  return true;
+}
+
+// Backward pass with beta_t scaled by the same c's, so alpha_t(i) beta_t(i) is the posterior of
+// state i at request t; adds `weight` copies of the sequence's sums.
+template <int K>
+void backward(const std::vector<std::uint8_t>& seq, double weight, const Emitting& e, const std::vector<double>& alpha,
+              const std::vector<double>& scale, std::vector<double>& beta, Sums& sums) {
+  const int k = K > 0 ? K : e.k;
+  const std::size_t n = seq.size();
+  beta.assign(std::size_t(2) * k, 1.0);
+  double* next = beta.data();  // beta_{t+1}, then turned into v = beta_{t+1} / c_{t+1}
+  double* cur = beta.data() + k;
+  const double* last = alpha.data() + (n - 1) * k;
+  for (int i = 0; i < k; ++i) sums.state[seq[n - 1]][i] += weight * last[i];
+  for (std::size_t t = n - 1; t-- > 0;) {
+    const std::uint8_t o = seq[t + 1];
+    const double inv = 1.0 / scale[t + 1];
+    for (int j = 0; j < k; ++j) next[j] *= inv;
+    const double* a = alpha.data() + t * k;
+    const double* move = e.move[o].data();
+    double* pair = sums.pair[o].data();
+    double* state = sums.state[seq[t]].data();
+    for (int i = 0; i < k; ++i) {
+      const double wa = weight * a[i];
+      const double* row = move + std::size_t(i) * k;
+      double* prow = pair + std::size_t(i) * k;
+      double b = 0.0;
+      for (int j = 0; j < k; ++j) {
+        prow[j] += wa * next[j];
+        b += row[j] * next[j];
+      }
+      cur[i] = b;
+      state[i] += wa * b;
+    }
+    std::swap(next, cur);
+  }
+}
+
+// Consecutive sequences cut into blocks of about kBlockRecords records: block b is
+// [starts[b], starts[b + 1]). Depends on the data only, never on the thread count.
+std::vector<std::size_t> block_starts(const Sequences& data) {
+  std::vector<std::size_t> starts{0};
+  std::int64_t in_block = 0;
+  for (std::size_t s = 0; s < data.distinct.size(); ++s) {
+    in_block += std::int64_t(data.distinct[s].size());
+    if (in_block >= kBlockRecords && s + 1 < data.distinct.size()) {
+      starts.push_back(s + 1);
+      in_block = 0;
+    }
+  }
+  starts.push_back(data.distinct.size());
+  return starts;
+}
+
+// sum_t log c_t with one log per few hundred requests instead of one each (the log was a fifth of
+// the E-step): the c_t are multiplied into a running product that is folded into the sum before
+// it can underflow; a c_t below 1e-100 (a nearly impossible request) goes to the sum directly,
+// so the product stays above 1e-300.
+double log_of_product(const std::vector<double>& scale) {
+  double sum = 0.0, product = 1.0;
+  for (double c : scale) {
+    if (c < 1e-100) {
+      sum += std::log(c);
+      continue;
+    }
+    product *= c;
+    if (product < 1e-200) {
+      sum += std::log(product);
+      product = 1.0;
+    }
+  }
+  return sum + std::log(product);
+}
+
+// Sums each block on its own (OpenMP over blocks), the block's tasks in order; marks blocks that
+// hold an impossible task.
+template <int K>
+void sum_blocks(const Sequences& data, const Emitting& e, const std::vector<std::size_t>& starts,
+                std::vector<Sums>& block_sums, std::vector<char>& impossible) {
+  const std::ptrdiff_t blocks = std::ptrdiff_t(starts.size()) - 1;
+#pragma omp parallel if (blocks >= kParallelBlocks)
+  {
+    std::vector<double> alpha, scale, beta;
+#pragma omp for schedule(dynamic, 1)
+    for (std::ptrdiff_t b = 0; b < blocks; ++b) {
+      Sums& sums = block_sums[std::size_t(b)];
+      for (std::size_t s = starts[std::size_t(b)]; s < starts[std::size_t(b) + 1]; ++s) {
+        const std::vector<std::uint8_t>& seq = data.distinct[s];
+        if (!forward<K>(seq, e, alpha, scale)) {
+          impossible[std::size_t(b)] = 1;
+          break;
+        }
+        sums.log_likelihood += data.count[s] * log_of_product(scale);
+        backward<K>(seq, data.count[s], e, alpha, scale, beta, sums);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+ExpectedCounts expected_counts(const Sequences& data, const Eigen::MatrixXd& step, const Eigen::VectorXd& bad,
+                               const Eigen::RowVectorXd& initial) {
+  const Emitting e = emitting(step, bad, initial);
+  const int k = e.k;
+  const std::vector<std::size_t> starts = block_starts(data);
+  const std::ptrdiff_t blocks = std::ptrdiff_t(starts.size()) - 1;
+  std::vector<Sums> block_sums(static_cast<std::size_t>(blocks), Sums(k));
+  std::vector<char> impossible(static_cast<std::size_t>(blocks), 0);
+  switch (k) {
+    case 2: sum_blocks<2>(data, e, starts, block_sums, impossible); break;
+    case 3: sum_blocks<3>(data, e, starts, block_sums, impossible); break;
+    case 4: sum_blocks<4>(data, e, starts, block_sums, impossible); break;
+    default: sum_blocks<0>(data, e, starts, block_sums, impossible); break;
+  }
+  Sums total(k);
+  bool possible = true;
+  for (std::ptrdiff_t b = 0; b < blocks; ++b) {
+    total.add(block_sums[std::size_t(b)]);
+    possible = possible && !impossible[std::size_t(b)];
+  }
+  ExpectedCounts out;
+  out.transitions.resize(k, k);
+  out.occupancy.resize(k);
+  out.bad.resize(k);
+  for (int i = 0; i < k; ++i) {
+    for (int j = 0; j < k; ++j) {
+      const std::size_t x = std::size_t(i) * k + j;
+      out.transitions(i, j) = e.move[0][x] * total.pair[0][x] + e.move[1][x] * total.pair[1][x];
+    }
+    out.occupancy(i) = total.state[0][i] + total.state[1][i];
+    out.bad(i) = total.state[1][i];
+  }
+  out.log_likelihood = possible ? total.log_likelihood : -std::numeric_limits<double>::infinity();
+  return out;
+}
+
+}  // namespace relsim::fit
