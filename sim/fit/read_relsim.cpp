@@ -18,9 +18,9 @@ namespace {
 ReadStats from_log(const RequestLog& log, const RecordSink& sink) {
   ReadStats stats;
   stats.format = "relsim";
-  std::vector<const LoggedRequest*> used;
+  std::vector<const RequestLine*> used;
   used.reserve(log.requests.size());
-  for (const LoggedRequest& r : log.requests) {
+  for (const RequestLine& r : log.requests) {
     if (r.index < 0)
       add_skip(stats, "requests refused before taking an entry (index null)");
     else if (!r.served)
@@ -29,11 +29,11 @@ ReadStats from_log(const RequestLog& log, const RecordSink& sink) {
       used.push_back(&r);
   }
   add_skip(stats, "outcome report lines", static_cast<std::int64_t>(log.outcomes.size()));
-  std::stable_sort(used.begin(), used.end(), [](const LoggedRequest* a, const LoggedRequest* b) {
+  std::stable_sort(used.begin(), used.end(), [](const RequestLine* a, const RequestLine* b) {
     return a->task != b->task ? a->task < b->task : a->index < b->index;
   });
   Record record;
-  for (const LoggedRequest* r : used) {
+  for (const RequestLine* r : used) {
     record.task = std::to_string(r->task);
     record.order = r->index;
     record.bad = r->entry.has_value();

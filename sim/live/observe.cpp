@@ -11,7 +11,7 @@
 namespace relsim {
 namespace {
 
-std::string entry_name(const LoggedRequest& r) {
+std::string entry_name(const RequestLine& r) {
   return r.exhausted ? "(script exhausted)" : plan_name(r.entry);
 }
 
@@ -23,7 +23,7 @@ void check_same_plan(const Plan& plan, const RequestLog& log) {
                                                      pt->get<std::int64_t>() != tasks)
     throw InputError(fmt::format("{}: the log is from another plan: its header has plan_tasks = {}, the plan has {}",
                                  log.where, pt->get<std::int64_t>(), tasks));
-  for (const LoggedRequest& r : log.requests) {
+  for (const RequestLine& r : log.requests) {
     if (r.index < 0) continue;
     const std::string at = fmt::format("{}:{}: the log is from another plan: task {}", log.where, r.line, r.task);
     if (r.task >= tasks) throw InputError(fmt::format("{} is not in the plan ({} tasks)", at, tasks));
@@ -68,12 +68,12 @@ int retry_count_value(const std::optional<std::string>& text) {
 }
 
 // One task's requests (sorted by index, checked to be 0, 1, 2 ...) and report.
-TaskObservation observe_task(std::int64_t task, const std::vector<const LoggedRequest*>& requests,
+TaskObservation observe_task(std::int64_t task, const std::vector<const RequestLine*>& requests,
                              const OutcomeReport* report, std::int64_t n, const std::string& where) {
   TaskObservation o;
   o.task = task;
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    const LoggedRequest& r = *requests[i];
+    const RequestLine& r = *requests[i];
     if (r.index != static_cast<std::int64_t>(i))
       throw InputError(r.index < static_cast<std::int64_t>(i)
                            ? fmt::format("{}:{}: task {}: request index {} appears twice", where, r.line, task, r.index)
@@ -87,7 +87,7 @@ TaskObservation observe_task(std::int64_t task, const std::vector<const LoggedRe
   }
   // A hang: the last request still open at shutdown, or a stall the client
   // never got past (no retry, no report: it left only when its process did).
-  const LoggedRequest* last = requests.empty() ? nullptr : requests.back();
+  const RequestLine* last = requests.empty() ? nullptr : requests.back();
   o.stopped = last && (last->end == RequestEnd::stopped ||
                        (last->end == RequestEnd::client_gone && last->served && last->entry == FaultKind::stall));
   if (report) {
@@ -120,17 +120,17 @@ Observations observe(const Plan& plan, const RequestLog& log, const std::vector<
   Observations out;
   out.plan_tasks = static_cast<std::int64_t>(plan.tasks.size());
   const auto reports = last_reports(log, overrides, out.plan_tasks, outcomes_where);
-  std::vector<const LoggedRequest*> indexed;
+  std::vector<const RequestLine*> indexed;
   indexed.reserve(log.requests.size());
-  for (const LoggedRequest& r : log.requests) {
+  for (const RequestLine& r : log.requests) {
     if (r.index < 0) ++out.refused;
     else indexed.push_back(&r);
   }
-  std::stable_sort(indexed.begin(), indexed.end(), [](const LoggedRequest* a, const LoggedRequest* b) {
+  std::stable_sort(indexed.begin(), indexed.end(), [](const RequestLine* a, const RequestLine* b) {
     return a->task != b->task ? a->task < b->task : a->index < b->index;
   });
   std::size_t at = 0;
-  std::vector<const LoggedRequest*> mine;
+  std::vector<const RequestLine*> mine;
   for (std::int64_t t = 0; t < out.plan_tasks; ++t) {
     mine.clear();
     while (at < indexed.size() && indexed[at]->task == t) mine.push_back(indexed[at++]);

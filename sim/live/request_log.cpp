@@ -52,7 +52,7 @@ Outcome parse_outcome_word(std::string_view word) {
 
 namespace {
 
-using ParsedLine = std::variant<std::monostate, LoggedRequest, OutcomeReport, std::string>;
+using ParsedLine = std::variant<std::monostate, RequestLine, OutcomeReport, std::string>;
 
 const Json& field(const Json& j, const char* key, const At& at) {
   const auto it = j.find(key);
@@ -106,8 +106,8 @@ bool parse_entry(const Json& v, const At& at, PlannedRequest& entry) {
   }
 }
 
-LoggedRequest parse_request(const Json& j, const At& at) {
-  LoggedRequest r;
+RequestLine parse_request(const Json& j, const At& at) {
+  RequestLine r;
   r.task = count_field(j, "task", at);
   r.index = field(j, "index", at).is_null() ? -1 : count_field(j, "index", at);
   r.served = parse_entry(field(j, "entry", at), at, r.entry);
@@ -175,7 +175,7 @@ ParsedLine parse_line(std::string_view line, std::int64_t number, const std::str
       o.line = number;
       return o;
     }
-    LoggedRequest r = parse_request(j, at);
+    RequestLine r = parse_request(j, at);
     r.line = number;
     return r;
   } catch (const InputError& e) {
@@ -230,7 +230,7 @@ RequestLog parse_request_log(std::string_view text, const std::string& where) {
   // In line order, so the error named is the first bad line's whatever the thread count.
   for (ParsedLine& p : parsed) {
     if (auto* message = std::get_if<std::string>(&p)) throw InputError(*message);
-    if (auto* r = std::get_if<LoggedRequest>(&p)) log.requests.push_back(std::move(*r));
+    if (auto* r = std::get_if<RequestLine>(&p)) log.requests.push_back(std::move(*r));
     if (auto* o = std::get_if<OutcomeReport>(&p)) log.outcomes.push_back(std::move(*o));
   }
   return log;

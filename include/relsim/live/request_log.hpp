@@ -21,8 +21,11 @@ namespace relsim {
 enum class RequestEnd : std::uint8_t { complete, closed, reset, client_gone, stopped };
 std::string_view to_string(RequestEnd end);
 
-// One request line of the log.
-struct LoggedRequest {
+// One request line of the log, as the file says it (the server's own
+// in-memory record of a request is relsim::LoggedRequest, server.hpp: a
+// different type, so a different name, or the two would break the one
+// definition rule).
+struct RequestLine {
   std::int64_t task = 0;
   std::int64_t index = -1;             // within its task; -1 for null (refused before taking an entry)
   bool served = false;                  // an entry was served (not for refused or exhausted requests)
@@ -46,7 +49,7 @@ struct OutcomeReport {
 struct RequestLog {
   std::string where;  // the file, for messages
   Json header;
-  std::vector<LoggedRequest> requests;  // in log order
+  std::vector<RequestLine> requests;  // in log order
   std::vector<OutcomeReport> outcomes;  // in log order
 };
 
