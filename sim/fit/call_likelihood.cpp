@@ -128,8 +128,10 @@ double call_log_likelihood(const Sequences& calls, int sdk_retries, double p, do
 
 MaximumLikelihood maximise_calls(const Sequences& calls, int sdk_retries) {
   const auto profile = [&](double q) { return profile_q_at(calls, sdk_retries, q); };
-  const auto [q, l] = maximise_1d(profile, 0.0, 1.0, kOuterGrid);
-  MaximumLikelihood mle{0.0, q, l};
+  // Named copies, not structured bindings: clang 14 cannot capture those in a lambda.
+  const auto best_q = maximise_1d(profile, 0.0, 1.0, kOuterGrid);
+  const double q = best_q.first;
+  MaximumLikelihood mle{0.0, q, best_q.second};
   mle.p = maximise_1d([&](double p) { return call_log_likelihood(calls, sdk_retries, p, q); }, 0.0, p_max(q),
                       kInnerGrid)
               .first;
