@@ -6,155 +6,13 @@
 #include <map>
 
 #include "relsim/core/error.hpp"
+#include "exact/call_matrices.hpp"
+#include "exact/exact_internal.hpp"
 
 namespace relsim {
-namespace {
+namespace exact_detail {
 
-Eigen::MatrixXd positive_pattern(const Eigen::MatrixXd& m) {
-  return (m.array() > 0.0).cast<double>().matrix();
-}
-
-// One way a call ends the task: an outcome class after `requests` requests
-// of the call, from the hidden state at the call's first request.
-struct Ending {
-  int outcome_class = 0;
-  int requests = 0;
-  Eigen::VectorXd col;   // P(this ending | state)
-  Eigen::MatrixXd exit;  // ... jointly with the state at the next task's first request
-};
-
-// The per-call transfer matrices of a policy. Row vectors hold the
-// distribution of the hidden state at a call's first request; D_bad and
-// D_good are the diagonal emission matrices, R = chain.retry, G = chain.gap.
-// The call's own state machine (policy.hpp, `react`) is unrolled request by
-// request: M_x(i, j) is the probability, from hidden state i at the call's
-// first request, of reaching call state x with hidden state j at its next
-// request.
-struct CallMatrices {
-  int most = 0;                             // most requests one call can send
-  std::vector<Eigen::MatrixXd> succeed_at;  // [c - 1]: call succeeds with c requests, next call's state
-  std::vector<double> succeed_flat;         // S_c(i, j) at [((c - 1) k + i) k + j]
-  Eigen::MatrixXd advance;                  // sum over c of S_c
-  Eigen::VectorXd success_col;              // advance * 1: P(call succeeds | state)
-  std::vector<Ending> endings;
-  std::vector<int> end_classes;             // outcome classes some ending has
-  Eigen::MatrixXd end_cols;                 // (state, m): P(call ends the task in end_classes[m] | state)
-  Eigen::MatrixXd fail_exit;                // all endings, with the state at the next task's first request
-  Eigen::VectorXd attempts_col;             // E[requests of the call | state]
-  // Max-plus view for the worst case: most requests a call can take from
-  // state i to state j on a path of positive probability (-1: none).
-  Eigen::MatrixXi most_on_success;
-  Eigen::VectorXi most_on_failure;
-};
-
-// The ways a call can end the task, from call_matrices' tally `ends`:
-// (outcome class, requests) -> the sum of w M D_bad over the call states
-// that end so (M the reach of the call state, w the fault kind's weight).
-// Fills c.endings, c.end_classes, c.end_cols and c.fail_exit.
-using EndTally = std::map<std::pair<int, int>, Eigen::MatrixXd>;
-
-void add_endings(const Chain& chain, const EndTally& ends, CallMatrices& c) {
-  const Eigen::Index k = chain.states();
-  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(k);
-  for (const auto& [key, m] : ends)
-    if (std::find(c.end_classes.begin(), c.end_classes.end(), key.first) == c.end_classes.end())
-      c.end_classes.push_back(key.first);
-  c.end_cols = Eigen::MatrixXd::Zero(k, static_cast<Eigen::Index>(c.end_classes.size()));
-  c.fail_exit = Eigen::MatrixXd::Zero(k, k);
-  for (const auto& [key, m] : ends) {
-    Ending e{key.first, key.second, m * ones, m * chain.gap};
-    const auto col = std::find(c.end_classes.begin(), c.end_classes.end(), key.first) - c.end_classes.begin();
-    c.end_cols.col(col) += e.col;
-    c.fail_exit += e.exit;
-    c.endings.push_back(std::move(e));
-  }
-}
-
-CallMatrices call_matrices(const Chain& chain, const Policy& policy, const FaultWeights& kinds) {
-  const Eigen::Index k = chain.states();
-  const Eigen::MatrixXd d_bad = chain.bad.asDiagonal();
-  const Eigen::MatrixXd d_good = (Eigen::VectorXd::Ones(k) - chain.bad).asDiagonal();
-  const Eigen::MatrixXd bad_step = d_bad * chain.retry;
-  const Eigen::MatrixXd good_exit = d_good * chain.gap;
-  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(k);
-  // Positivity is tracked on 0/1 patterns, not on the probabilities, so a
-  // path whose probability underflows still counts towards the worst case.
-  const Eigen::MatrixXd bad_step_pattern = positive_pattern(bad_step);
-  const Eigen::MatrixXd good_exit_pattern = positive_pattern(good_exit);
-  const Eigen::MatrixXd bad_pattern = positive_pattern(d_bad);
-  const double total = kinds.total();
-  RELSIM_ASSERT(total > 0.0);
-
-  CallMatrices c;
-  c.most = policy.max_requests_per_call();
-  c.advance = Eigen::MatrixXd::Zero(k, k);
-  c.attempts_col = Eigen::VectorXd::Zero(k);
-  c.most_on_success = Eigen::MatrixXi::Constant(k, k, -1);
-  c.most_on_failure = Eigen::VectorXi::Constant(k, -1);
-
-  struct Node {
-    Eigen::MatrixXd reach, pattern;
-  };
-  std::map<std::pair<int, int>, Node> layer;  // (http, stream) -> node, for `used` requests so far
-  layer[{0, 0}] = Node{Eigen::MatrixXd::Identity(k, k), Eigen::MatrixXd::Identity(k, k)};
-  EndTally ends;  // (outcome class, requests) -> M D_bad w
-  for (int used = 0; used < c.most && !layer.empty(); ++used) {
-    std::map<std::pair<int, int>, Node> next;
-    Eigen::MatrixXd succeed = Eigen::MatrixXd::Zero(k, k);
-    for (const auto& [key, node] : layer) {
-      c.attempts_col += node.reach * ones;
-      succeed += node.reach * good_exit;
-      const Eigen::MatrixXd finish = node.pattern * good_exit_pattern;
-      for (Eigen::Index i = 0; i < k; ++i)
-        for (Eigen::Index j = 0; j < k; ++j)
-          if (finish(i, j) > 0.0) c.most_on_success(i, j) = used + 1;
-      const CallState state{key.first, key.second, used};
-      for (int kind = 0; kind < kFaultKinds; ++kind) {
-        const double w = kinds.weight[static_cast<std::size_t>(kind)] / total;
-        if (w <= 0.0) continue;
-        const Reaction re = react(policy, state, static_cast<FaultKind>(kind));
-        RELSIM_ASSERT(!re.call_done);
-        if (re.ended) {
-          auto [it, fresh] = ends.try_emplace({index_of(*re.ended), used + 1}, Eigen::MatrixXd::Zero(k, k));
-          it->second += w * (node.reach * d_bad);
-          const Eigen::VectorXd can_fail = node.pattern * bad_pattern * ones;
-          for (Eigen::Index i = 0; i < k; ++i)
-            if (can_fail(i) > 0.0) c.most_on_failure(i) = std::max(c.most_on_failure(i), used + 1);
-        } else {
-          RELSIM_ASSERT(re.next.used == used + 1);
-          auto [it, fresh] = next.try_emplace({re.next.http, re.next.stream},
-                                              Node{Eigen::MatrixXd::Zero(k, k), Eigen::MatrixXd::Zero(k, k)});
-          it->second.reach += w * (node.reach * bad_step);
-          it->second.pattern = positive_pattern(it->second.pattern + node.pattern * bad_step_pattern);
-        }
-      }
-    }
-    c.succeed_at.push_back(succeed);
-    c.advance += succeed;
-    layer.swap(next);
-  }
-  RELSIM_ASSERT(layer.empty());  // every call ends within `most` requests
-  c.most = static_cast<int>(c.succeed_at.size());
-  for (const auto& m : c.succeed_at)
-    for (Eigen::Index i = 0; i < k; ++i)
-      for (Eigen::Index j = 0; j < k; ++j) c.succeed_flat.push_back(m(i, j));
-  c.success_col = c.advance * ones;
-  add_endings(chain, ends, c);
-  return c;
-}
-
-// Everything but the distribution, with the forward vector renormalised at
-// every call (the scaling of Rabiner 1989 for hidden Markov models), so
-// log10 P(success) stays exact where P(success) underflows.
-struct Totals {
-  double success = 0.0;
-  double log10_success = 0.0;
-  double mean_requests = 0.0;
-  std::vector<double> outcomes = std::vector<double>(kOutcomeClasses, 0.0);
-  Eigen::RowVectorXd exit;  // state at the next task's first request (unnormalised)
-};
-
-Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64_t n, bool want_exit) {
+Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64_t n, bool want_exit, double think) {
   Totals t;
   const Eigen::Index k = start.size();
   const Eigen::Index m_end = c.end_cols.cols();
@@ -175,13 +33,14 @@ Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64
   for (Eigen::Index i = 0; i < k; ++i) v[static_cast<std::size_t>(i)] = start(i) / start_sum;
   double alive = 1.0;  // P(every call so far succeeded); may underflow, log10 does not
   for (std::int64_t j = 0; j < n; ++j) {
-    double attempts = 0.0;
+    double attempts = 0.0, seconds = 0.0;
     std::fill(next.begin(), next.end(), 0.0);
     std::fill(ends.begin(), ends.end(), 0.0);
     for (Eigen::Index i = 0; i < k; ++i) {
       const double vi = v[static_cast<std::size_t>(i)];
       if (vi == 0.0) continue;
       attempts += vi * c.attempts_col(i);
+      seconds += vi * c.seconds_col(i);
       const double* arow = &advance[static_cast<std::size_t>(i * k)];
       for (Eigen::Index l = 0; l < k; ++l) next[static_cast<std::size_t>(l)] += vi * arow[l];
       const double* erow = &end_cols[static_cast<std::size_t>(i * m_end)];
@@ -192,6 +51,7 @@ Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64
       }
     }
     t.mean_requests += alive * attempts;
+    t.mean_seconds += alive * (seconds + (j > 0 ? think : 0.0));
     for (Eigen::Index m = 0; m < m_end; ++m)
       t.outcomes[static_cast<std::size_t>(c.end_classes[static_cast<std::size_t>(m)])] +=
           alive * ends[static_cast<std::size_t>(m)];
@@ -341,14 +201,9 @@ void distribution(const CallMatrices& c, const Eigen::RowVectorXd& start, const 
   append_requests(ended, out);
 }
 
-}  // namespace
-
-ExactResult exact_matrix_from(const Chain& chain, const Eigen::RowVectorXd& start, const Policy& policy,
-                              const ExactOptions& options) {
-  validate(policy);
-  RELSIM_ASSERT(start.size() == chain.states());
-  const CallMatrices c = call_matrices(chain, policy, options.kinds);
-  const Totals t = totals(c, start, policy.n, false);
+ExactResult result_from(const CallMatrices& c, const Eigen::RowVectorXd& start, const Policy& policy,
+                        const ExactOptions& options, double think) {
+  const Totals t = totals(c, start, policy.n, false, think);
   ExactResult out;
   out.method = "matrix";
   out.success = t.success;
@@ -360,23 +215,39 @@ ExactResult exact_matrix_from(const Chain& chain, const Eigen::RowVectorXd& star
     if (is_wrong(kind)) out.wrong += t.outcomes[static_cast<std::size_t>(o)];
   }
   out.mean_requests = t.mean_requests;
+  out.mean_seconds = t.mean_seconds;
   out.max_requests = worst_case(c, start, policy.n);
   if (options.distribution) distribution(c, start / start.sum(), policy, options, out);
   else out.distribution_complete = false;
   return out;
 }
 
-Eigen::RowVectorXd continuous_start(const Chain& chain, const Policy& policy, const FaultWeights& kinds) {
-  validate(policy);
-  const CallMatrices c = call_matrices(chain, policy, kinds);
-  const Eigen::Index k = chain.states();
+Eigen::RowVectorXd continuous_start_of(const CallMatrices& c, const Eigen::RowVectorXd& initial, std::int64_t n) {
+  const Eigen::Index k = initial.size();
   // K(i, j): P(the next task's first request is in state j | this task's is in i).
   Eigen::MatrixXd K(k, k);
   for (Eigen::Index i = 0; i < k; ++i) {
-    const Totals t = totals(c, Eigen::RowVectorXd::Unit(k, i), policy.n, true);
+    const Totals t = totals(c, Eigen::RowVectorXd::Unit(k, i), n, true, 0.0);
     K.row(i) = t.exit / t.exit.sum();
   }
-  return long_run_distribution(K, chain.initial);
+  return long_run_distribution(K, initial);
+}
+
+}  // namespace exact_detail
+
+using namespace exact_detail;
+
+ExactResult exact_matrix_from(const Chain& chain, const Eigen::RowVectorXd& start, const Policy& policy,
+                              const ExactOptions& options) {
+  validate(policy);
+  RELSIM_ASSERT(start.size() == chain.states());
+  return result_from(call_matrices(chain.bad, policy, options.kinds, discrete_steps(chain)), start, policy, options,
+                     0.0);
+}
+
+Eigen::RowVectorXd continuous_start(const Chain& chain, const Policy& policy, const FaultWeights& kinds) {
+  validate(policy);
+  return continuous_start_of(call_matrices(chain.bad, policy, kinds, discrete_steps(chain)), chain.initial, policy.n);
 }
 
 ExactResult exact_matrix(const Model& model, const Policy& policy, const ExactOptions& options) {

@@ -1,16 +1,17 @@
 #include "relsim/exact/report.hpp"
 
 #include <cmath>
+#include <functional>
 #include <string>
 
 #include <fmt/format.h>
 
 namespace relsim {
+namespace {
 
-Json exact_json(const Model& model, const Policy& policy, const ExactResult& result) {
-  Json j = model_json(model, policy);
-  j["p0"] = model.p < 1.0 ? Json(model.p0()) : Json(nullptr);
-  j["independent"] = independent_success(model.p, policy);
+// The fields every exact result has, after the model's: from success to the
+// requests distribution.
+void add_result_fields(Json& j, const Policy& policy, const ExactResult& result) {
   j["success"] = result.success;
   j["log10_success"] = result.log10_success;
   j["env_error"] = result.env_error;
@@ -33,33 +34,24 @@ Json exact_json(const Model& model, const Policy& policy, const ExactResult& res
     bins.push_back(Json{{"requests", bin.requests}, {"outcome", std::string(to_string(bin.outcome))},
                         {"probability", bin.probability}});
   j["requests"] = std::move(bins);
-  return j;
 }
 
-std::string exact_table(const Model& model, const Policy& policy, const ExactResult& result, int max_rows) {
-  std::string s;
-  const auto row = [&](std::string_view name, const std::string& value) {
-    s += fmt::format("  {:<22} {}\n", name, value);
-  };
-  s += fmt::format("relsim exact ({})\n", result.method);
-  row("model", model.independent() ? fmt::format("independent, p = {}", model.p)
-                                   : fmt::format("bursty, p = {}, q = {}, p0 = {:.6g}", model.p, model.q, model.p0()));
-  row("silent steps", fmt::format("b = {}, g = {}", model.b, model.g));
-  row("chain scope", std::string(to_string(model.chain)));
-  row("policy", describe(policy));
+double stationary_bad(const TimeModel& time) { return time.chain.initial.dot(time.chain.bad); }
+
+using Row = std::function<void(std::string_view, const std::string&)>;
+
+// The rows both tables print: success, and below the independent formula
+// the outcomes and requests.
+void result_rows(const Row& row, const ExactResult& result) {
   row("P(success)", fmt::format("{:.12g}", result.success));
   row("log10 P(success)", fmt::format("{:.12g}", result.log10_success));
   row("P(env_error)", fmt::format("{:.12g}", result.env_error));
-  row("independent formula", fmt::format("{:.12g}  (1 - p^(r+1))^n", independent_success(model.p, policy)));
-  row("P(wrong)", fmt::format("{:.12g}  (crash, hang, partial_done)", result.wrong));
-  for (int o = 1; o < kOutcomeClasses; ++o)
-    if (result.outcomes[static_cast<std::size_t>(o)] > 0.0)
-      row("  " + outcome_class(o).name(), fmt::format("{:.12g}", result.outcomes[static_cast<std::size_t>(o)]));
-  row("mean requests", fmt::format("{:.12g}", result.mean_requests));
-  row("max requests", fmt::format("{}", result.max_requests));
+}
+
+void requests_rows(std::string& s, const ExactResult& result, int max_rows) {
   if (!result.distribution_complete) {
     s += "  requests per task: not computed (too large for an exact distribution here)\n";
-    return s;
+    return;
   }
   s += "  requests  outcome        probability\n";
   int shown = 0;
@@ -70,6 +62,168 @@ std::string exact_table(const Model& model, const Policy& policy, const ExactRes
     }
     s += fmt::format("  {:>8}  {:<13}  {:.12g}\n", bin.requests, to_string(bin.outcome), bin.probability);
   }
+}
+
+void outcome_rows(const Row& row, const ExactResult& result) {
+  row("P(wrong)", fmt::format("{:.12g}  (crash, hang, partial_done)", result.wrong));
+  for (int o = 1; o < kOutcomeClasses; ++o)
+    if (result.outcomes[static_cast<std::size_t>(o)] > 0.0)
+      row("  " + outcome_class(o).name(), fmt::format("{:.12g}", result.outcomes[static_cast<std::size_t>(o)]));
+  row("mean requests", fmt::format("{:.12g}", result.mean_requests));
+  row("max requests", fmt::format("{}", result.max_requests));
+}
+
+std::string backoff_words(const Backoff& b) {
+  switch (b.kind) {
+    case Backoff::Kind::none: return "none (a retry follows at once)";
+    case Backoff::Kind::exp:
+      return fmt::format("{}: min({} 2^k, {}) (1 - {} U) s before retry k+1", to_string(b), b.base, b.cap, b.jitter);
+    case Backoff::Kind::list: return fmt::format("{} s before retry 1, 2, ... (the last repeats)", to_string(b));
+  }
+  return to_string(b);
+}
+
+std::string durations_words(const TimeModel& time) {
+  std::string faults;
+  for (int k = 0; k < kFaultKinds; ++k)
+    if (!std::isnan(time.fault_seconds[static_cast<std::size_t>(k)]))
+      faults += fmt::format("{}{} {} s", faults.empty() ? "" : ", ", to_string(static_cast<FaultKind>(k)),
+                            time.fault_seconds[static_cast<std::size_t>(k)]);
+  return fmt::format("{} s{}", time.request_seconds, faults.empty() ? "" : fmt::format(" (faults: {})", faults));
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> time_model_rows(const TimeModel& time) {
+  return {{"request takes", durations_words(time)},
+          {"backoff", backoff_words(time.backoff)},
+          {"retry-after", time.retry_after > 0.0 ? fmt::format("{} s (http_429)", time.retry_after) : "none"},
+          {"think between calls", fmt::format("{} s", time.think_seconds)}};
+}
+
+Json exact_json(const Model& model, const Policy& policy, const ExactResult& result) {
+  Json j = model_json(model, policy);
+  j["p0"] = model.p < 1.0 ? Json(model.p0()) : Json(nullptr);
+  j["independent"] = independent_success(model.p, policy);
+  add_result_fields(j, policy, result);
+  return j;
+}
+
+Json time_model_json(const Json& chain, const TimeModel& time, const Policy& policy) {
+  Json j = chain;
+  j["r"] = policy.r;
+  j["n"] = policy.n;
+  j["chain"] = std::string(to_string(time.scope));
+  j["p"] = stationary_bad(time);
+  j["request_seconds"] = time.request_seconds;
+  Json faults = Json::object();
+  for (int k = 0; k < kFaultKinds; ++k)
+    if (!std::isnan(time.fault_seconds[static_cast<std::size_t>(k)]))
+      faults[std::string(to_string(static_cast<FaultKind>(k)))] = time.fault_seconds[static_cast<std::size_t>(k)];
+  j["fault_seconds"] = std::move(faults);
+  j["think_seconds"] = time.think_seconds;
+  j["backoff"] = to_string(time.backoff);
+  j["retry_after"] = time.retry_after;
+  return j;
+}
+
+std::string seconds_quantiles_note(const TimeModel& time, const ExactResult& result) {
+  if (result.seconds_complete) return "";
+  if (!time.fixed_waits())
+    return "the waits are jittered (backoff jitter > 0): the wall-time distribution and its quantiles are not "
+           "exact; relsim simulate estimates them with intervals";
+  return "the wall-time distribution is too large to compute exactly here (see --distribution-work): "
+         "relsim simulate estimates its quantiles with intervals";
+}
+
+Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& policy, const ExactResult& result) {
+  Json j = time_model_json(chain, time, policy);
+  j["independent"] = independent_success(stationary_bad(time), policy);
+  add_result_fields(j, policy, result);
+  j["mean_seconds"] = result.mean_seconds;
+  if (result.seconds_complete) {
+    const Quantiles& q = result.seconds_quantiles;
+    j["seconds_quantiles"] = Json{{"p50", q.p50}, {"p90", q.p90}, {"p99", q.p99}};
+  } else {
+    j["seconds_quantiles"] = nullptr;
+    j["seconds_quantiles_note"] = seconds_quantiles_note(time, result);
+  }
+  j["seconds_complete"] = result.seconds_complete;
+  Json bins = Json::array();
+  for (const auto& bin : result.seconds)
+    bins.push_back(Json{{"seconds", bin.seconds}, {"outcome", std::string(to_string(bin.outcome))},
+                        {"probability", bin.probability}});
+  j["seconds"] = std::move(bins);
+  return j;
+}
+
+std::string exact_table(const Model& model, const Policy& policy, const ExactResult& result, int max_rows) {
+  std::string s;
+  const Row row = [&](std::string_view name, const std::string& value) {
+    s += fmt::format("  {:<22} {}\n", name, value);
+  };
+  s += fmt::format("relsim exact ({})\n", result.method);
+  row("model", model.independent() ? fmt::format("independent, p = {}", model.p)
+                                   : fmt::format("bursty, p = {}, q = {}, p0 = {:.6g}", model.p, model.q, model.p0()));
+  row("silent steps", fmt::format("b = {}, g = {}", model.b, model.g));
+  row("chain scope", std::string(to_string(model.chain)));
+  row("policy", describe(policy));
+  result_rows(row, result);
+  row("independent formula", fmt::format("{:.12g}  (1 - p^(r+1))^n", independent_success(model.p, policy)));
+  outcome_rows(row, result);
+  requests_rows(s, result, max_rows);
+  return s;
+}
+
+std::string exact_time_table(const std::string& chain, const TimeModel& time, const Policy& policy,
+                             const ExactResult& result, int max_rows) {
+  std::string s;
+  const Row row = [&](std::string_view name, const std::string& value) {
+    s += fmt::format("  {:<22} {}\n", name, value);
+  };
+  s += fmt::format("relsim exact ({}, time in seconds)\n", result.method);
+  row("chain", chain);
+  row("chain scope", std::string(to_string(time.scope)));
+  for (const auto& named : time_model_rows(time)) row(named.first, named.second);
+  row("policy", describe(policy));
+  result_rows(row, result);
+  row("independent formula",
+      fmt::format("{:.12g}  (1 - p^(r+1))^n", independent_success(stationary_bad(time), policy)));
+  outcome_rows(row, result);
+  row("mean seconds", fmt::format("{:.12g}  (first request's start to last request's end)", result.mean_seconds));
+  if (result.seconds_complete) {
+    const Quantiles& q = result.seconds_quantiles;
+    row("seconds p50, p90, p99", fmt::format("{:.12g}, {:.12g}, {:.12g}", q.p50, q.p90, q.p99));
+  } else {
+    row("seconds p50, p90, p99", "not exact: " + seconds_quantiles_note(time, result));
+  }
+  requests_rows(s, result, max_rows);
+  if (!result.seconds_complete) return s;
+  s += "  seconds        outcome        probability\n";
+  int shown = 0;
+  for (const auto& bin : result.seconds) {
+    if (shown++ == max_rows) {
+      s += fmt::format("  ... {} more bins (use --json or --seconds-csv for all)\n",
+                       result.seconds.size() - static_cast<std::size_t>(max_rows));
+      break;
+    }
+    s += fmt::format("  {:>13}  {:<13}  {:.12g}\n", fmt::format("{}", bin.seconds), to_string(bin.outcome),
+                     bin.probability);
+  }
+  return s;
+}
+
+std::string requests_csv(const ExactResult& result) {
+  std::string s = "requests,outcome,probability\n";
+  for (const auto& bin : result.requests)
+    s += fmt::format("{},{},{:.17g}\n", bin.requests, to_string(bin.outcome), bin.probability);
+  return s;
+}
+
+std::string seconds_csv(const ExactResult& result) {
+  std::string s = "seconds,outcome,probability\n";
+  for (const auto& bin : result.seconds)
+    s += fmt::format("{},{},{:.17g}\n", bin.seconds, to_string(bin.outcome), bin.probability);
   return s;
 }
 

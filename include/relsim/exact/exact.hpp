@@ -9,6 +9,7 @@
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
+#include "relsim/core/time_model.hpp"
 
 namespace relsim {
 
@@ -17,6 +18,18 @@ struct RequestBin {
   std::int64_t requests = 0;
   Outcome outcome = Outcome::done;
   double probability = 0.0;
+};
+
+// One bar of the distribution of wall time per task (time mode, fixed waits).
+struct SecondsBin {
+  double seconds = 0.0;  // rounded to the microsecond
+  Outcome outcome = Outcome::done;
+  double probability = 0.0;
+};
+
+// Quantiles of a distribution: the smallest x with P(X <= x) >= level.
+struct Quantiles {
+  double p50 = 0.0, p90 = 0.0, p99 = 0.0;
 };
 
 struct ExactResult {
@@ -41,6 +54,16 @@ struct ExactResult {
   // Probability mass dropped from the ends of the distribution because it
   // lay below ExactOptions::prune_below (at most a few bins' worth of 1e-300).
   double pruned_mass = 0.0;
+
+  // Time mode (exact_time) only.
+  bool timed = false;
+  double mean_seconds = 0.0;  // E[wall time per task]: first request's start to last request's end
+  // Wall time per task by outcome, sorted by seconds then outcome; filled
+  // when every wait is fixed (TimeModel::fixed_waits) and the support stays
+  // within ExactOptions::max_distribution_work, else empty.
+  std::vector<SecondsBin> seconds;
+  bool seconds_complete = false;
+  Quantiles seconds_quantiles;  // meaningful when seconds_complete
 };
 
 struct ExactOptions {
@@ -70,6 +93,15 @@ ExactResult exact_matrix_from(const Chain& chain, const Eigen::RowVectorXd& star
 // first request of a task, when the chain runs on from task to task.
 Eigen::RowVectorXd continuous_start(const Chain& chain, const Policy& policy,
                                     const FaultWeights& kinds = FaultWeights::in_stream_uniform());
+
+// Time mode (docs/time.md): the same engine, each step between two requests
+// exp(QΔ) for the Δ the policy, the durations and the backoff give it, and
+// averaged over the jitter. Also fills mean_seconds and, for fixed waits, the
+// wall-time distribution and its quantiles.
+ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactOptions& options = {});
+
+// The quantiles of a sorted distribution (seconds or requests), over all outcomes.
+Quantiles seconds_quantiles(const std::vector<SecondsBin>& bins);
 
 // The formula for independent faults, (1 - p^(r+1))^n.
 double independent_success(double p, const Policy& policy);

@@ -1,0 +1,208 @@
+#include "exact/call_matrices.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "relsim/core/error.hpp"
+
+namespace relsim::exact_detail {
+namespace {
+
+template <class Mat>
+Mat positive_pattern(const Mat& m) {
+  return (m.array() > 0.0).template cast<double>().matrix();
+}
+
+// Adds m to the matrix at `key`, starting it at zero.
+template <class Key, class M>
+void accumulate(std::map<Key, M>& into, const Key& key, const M& m) {
+  auto [it, fresh] = into.try_emplace(key, M::Zero(m.rows(), m.cols()));
+  it->second += m;
+}
+
+// The walk over a call's states, on matrices of type Mat: Eigen::Matrix2d
+// for two hidden states (no heap, unrolled products: the search of
+// `relsim tune` spends its time here), Eigen::MatrixXd otherwise.
+template <class Mat>
+struct Walk {
+  using Vec = Eigen::Matrix<double, Mat::RowsAtCompileTime, 1>;
+
+  // Where the walk stands: the reach of a call state from each hidden state
+  // at the call's first request, its positivity pattern, and (time mode with
+  // fixed waits) the same split by the time spent so far, in microseconds.
+  struct Node {
+    Mat reach, pattern;
+    std::map<std::int64_t, Mat> by_micros;
+  };
+  using Layer = std::map<std::pair<int, int>, Node>;  // (http, stream) -> node
+  struct Bad {
+    Mat reach, pattern;  // reach D_bad, and its pattern
+    Vec mass;            // reach D_bad 1
+  };
+  struct Step {
+    Mat value, pattern;
+  };
+
+  const Policy& policy;
+  const Steps& steps;
+  const Clock* clock;
+  Eigen::Index k;
+  Mat d_bad, d_good, bad_pattern, good_exit, good_exit_pattern;
+  Vec ones;
+  std::vector<double> weight;  // normalised kind weights
+  // The ways a call can end the task: (outcome class, requests) -> the sum
+  // of w M D_bad over the call states that end so (M the reach of the call
+  // state, w the fault kind's weight).
+  std::map<std::pair<int, int>, Mat> ends;
+  std::map<const Eigen::MatrixXd*, Step> step_cache;  // the steps outlive the walk: stable keys
+  Vec attempts, seconds;
+  Mat fail_exit;
+  CallMatrices& c;
+
+  Walk(const Eigen::VectorXd& bad, const Policy& p, const Steps& s, const Clock* cl, const FaultWeights& kinds,
+       CallMatrices& out)
+      : policy(p), steps(s), clock(cl), k(bad.size()), c(out) {
+    d_bad = Mat(bad.asDiagonal());
+    d_good = Mat(Eigen::VectorXd(Eigen::VectorXd::Ones(k) - bad).asDiagonal());
+    // Positivity is tracked on 0/1 patterns, not on the probabilities, so a
+    // path whose probability underflows still counts towards the worst case.
+    bad_pattern = positive_pattern(d_bad);
+    good_exit = d_good * step_of(steps.gap(std::nullopt)).value;
+    good_exit_pattern = positive_pattern(good_exit);
+    ones = Vec::Ones(k);
+    attempts = Vec::Zero(k);
+    seconds = Vec::Zero(k);
+    fail_exit = Mat::Zero(k, k);
+    const double total = kinds.total();
+    RELSIM_ASSERT(total > 0.0);
+    for (int kind = 0; kind < kFaultKinds; ++kind) weight.push_back(kinds.weight[static_cast<std::size_t>(kind)] / total);
+  }
+
+  const Step& step_of(const Eigen::MatrixXd& m) {
+    auto it = step_cache.find(&m);
+    if (it == step_cache.end()) it = step_cache.emplace(&m, Step{Mat(m), positive_pattern(Mat(m))}).first;
+    return it->second;
+  }
+
+  // One call state at `used` requests: its good request, then each fault kind.
+  void visit(const CallState& state, const Node& node, Layer& next, Mat& succeed) {
+    const int used = state.used;
+    attempts += node.reach * ones;
+    succeed += node.reach * good_exit;
+    if (clock) {
+      const double good_seconds = clock->duration(std::nullopt);
+      seconds += good_seconds * (node.reach * d_good * ones);
+      for (const auto& [t, m] : node.by_micros)
+        accumulate(c.succeed_by_micros, t + to_micros(good_seconds), Eigen::MatrixXd(m * good_exit));
+    }
+    // Path counts, put back to 0/1 so that they cannot overflow.
+    const Mat pattern = positive_pattern(node.pattern);
+    const Mat finish = pattern * good_exit_pattern;
+    for (Eigen::Index i = 0; i < k; ++i)
+      for (Eigen::Index j = 0; j < k; ++j)
+        if (finish(i, j) > 0.0) c.most_on_success(i, j) = used + 1;
+    // Shared by every fault kind of this node.
+    const Mat reach_bad = node.reach * d_bad;
+    const Bad bad{reach_bad, pattern * bad_pattern, reach_bad * ones};
+    for (int kind = 0; kind < kFaultKinds; ++kind) {
+      const double w = weight[static_cast<std::size_t>(kind)];
+      if (w > 0.0) visit_fault(state, node, bad, static_cast<FaultKind>(kind), w, next);
+    }
+  }
+
+  void visit_fault(const CallState& state, const Node& node, const Bad& bad, FaultKind kind, double w, Layer& next) {
+    const int used = state.used;
+    const Reaction re = react(policy, state, kind);
+    RELSIM_ASSERT(!re.call_done);
+    const double duration = clock ? clock->duration(kind) : 0.0;
+    if (clock) seconds += (w * duration) * bad.mass;
+    if (re.ended) {
+      accumulate(ends, std::pair{index_of(*re.ended), used + 1}, Mat(w * bad.reach));
+      fail_exit += w * (bad.reach * step_of(steps.gap(kind)).value);
+      const Vec can_fail = bad.pattern * ones;
+      for (Eigen::Index i = 0; i < k; ++i)
+        if (can_fail(i) > 0.0) c.most_on_failure(i) = std::max(c.most_on_failure(i), used + 1);
+      const int outcome = static_cast<int>(re.ended->outcome);
+      for (const auto& [t, m] : node.by_micros)
+        accumulate(c.end_by_micros, std::pair{outcome, t + to_micros(duration)},
+                   Eigen::VectorXd(w * (m * d_bad * ones)));
+      return;
+    }
+    RELSIM_ASSERT(re.next.used == used + 1);
+    const Step& step = step_of(steps.retry(kind, state, re.next));
+    auto [it, fresh] = next.try_emplace({re.next.http, re.next.stream}, Node{Mat::Zero(k, k), Mat::Zero(k, k), {}});
+    it->second.reach.noalias() += w * (bad.reach * step.value);
+    it->second.pattern.noalias() += bad.pattern * step.pattern;
+    if (!clock) return;
+    seconds += (w * clock->mean_wait(kind, state, re.next)) * bad.mass;
+    if (!clock->track_times) return;
+    const std::int64_t dt = to_micros(duration) + clock->wait_micros(kind, state, re.next);
+    for (const auto& [t, m] : node.by_micros) accumulate(it->second.by_micros, t + dt, Mat(w * (m * d_bad * step.value)));
+  }
+
+  // Unrolls the call request by request and fills c.
+  void run() {
+    c.most = policy.max_requests_per_call();
+    c.most_on_success = Eigen::MatrixXi::Constant(k, k, -1);
+    c.most_on_failure = Eigen::VectorXi::Constant(k, -1);
+    Mat advance = Mat::Zero(k, k);
+    Layer layer;
+    Node first{Mat::Identity(k, k), Mat::Identity(k, k), {}};
+    if (clock && clock->track_times) first.by_micros[0] = Mat::Identity(k, k);
+    layer.emplace(std::pair{0, 0}, std::move(first));
+    for (int used = 0; used < c.most && !layer.empty(); ++used) {
+      Layer next;
+      Mat succeed = Mat::Zero(k, k);
+      for (const auto& [key, node] : layer) visit(CallState{key.first, key.second, used}, node, next, succeed);
+      c.succeed_at.emplace_back(succeed);
+      advance += succeed;
+      layer.swap(next);
+    }
+    RELSIM_ASSERT(layer.empty());  // every call ends within `most` requests
+    c.most = static_cast<int>(c.succeed_at.size());
+    for (const auto& m : c.succeed_at)
+      for (Eigen::Index i = 0; i < k; ++i)
+        for (Eigen::Index j = 0; j < k; ++j) c.succeed_flat.push_back(m(i, j));
+    c.advance = advance;
+    c.success_col = c.advance * Eigen::VectorXd::Ones(k);
+    c.attempts_col = attempts;
+    c.seconds_col = seconds;
+    c.fail_exit = fail_exit;
+    add_endings();
+  }
+
+  // Fills c.endings, c.end_classes and c.end_cols from `ends`.
+  void add_endings() {
+    for (const auto& entry : ends)
+      if (std::find(c.end_classes.begin(), c.end_classes.end(), entry.first.first) == c.end_classes.end())
+        c.end_classes.push_back(entry.first.first);
+    c.end_cols = Eigen::MatrixXd::Zero(k, static_cast<Eigen::Index>(c.end_classes.size()));
+    for (const auto& [key, m] : ends) {
+      Ending e{key.first, key.second, Eigen::VectorXd(m * ones)};
+      const auto col = std::find(c.end_classes.begin(), c.end_classes.end(), key.first) - c.end_classes.begin();
+      c.end_cols.col(col) += e.col;
+      c.endings.push_back(std::move(e));
+    }
+  }
+};
+
+}  // namespace
+
+std::int64_t to_micros(double seconds) { return std::llround(seconds * 1e6); }
+
+Steps discrete_steps(const Chain& chain) {
+  Steps s;
+  s.retry = [&chain](FaultKind, const CallState&, const CallState&) -> const Eigen::MatrixXd& { return chain.retry; };
+  s.gap = [&chain](std::optional<FaultKind>) -> const Eigen::MatrixXd& { return chain.gap; };
+  return s;
+}
+
+CallMatrices call_matrices(const Eigen::VectorXd& bad, const Policy& policy, const FaultWeights& kinds,
+                           const Steps& steps, const Clock* clock) {
+  CallMatrices c;
+  if (bad.size() == 2) Walk<Eigen::Matrix2d>(bad, policy, steps, clock, kinds, c).run();
+  else Walk<Eigen::MatrixXd>(bad, policy, steps, clock, kinds, c).run();
+  return c;
+}
+
+}  // namespace relsim::exact_detail

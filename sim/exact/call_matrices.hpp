@@ -1,0 +1,82 @@
+#pragma once
+// Internal to the exact engine: the per-call transfer matrices of a policy,
+// over the discrete chain (exact.cpp) or in seconds (exact_time.cpp).
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "relsim/core/faults.hpp"
+#include "relsim/core/model.hpp"
+#include "relsim/core/policy.hpp"
+
+namespace relsim::exact_detail {
+
+// The step from one request to the next, as a matrix of the hidden state.
+struct Steps {
+  // From a bad request of `kind` sent in call state `from` to the retry that
+  // `react` sends from `to`.
+  std::function<const Eigen::MatrixXd&(FaultKind kind, const CallState& from, const CallState& to)> retry;
+  // From a call's last request (nullopt: good) to the next call's first
+  // request, or the next task's when the call ended the task.
+  std::function<const Eigen::MatrixXd&(std::optional<FaultKind> last)> gap;
+};
+
+// Steps of the discrete chain: P^(1+b) after a bad request, P^(1+g) after a call.
+Steps discrete_steps(const Chain& chain);
+
+// What a request adds to the wall time, for the time mode: its duration, and
+// for a retry the wait before the next request.
+struct Clock {
+  std::function<double(std::optional<FaultKind>)> duration;
+  // Mean of the wait, and its value in microseconds when it is fixed.
+  std::function<double(FaultKind, const CallState&, const CallState&)> mean_wait;
+  bool track_times = false;  // keep the per-call distribution of time (fixed waits only)
+  std::function<std::int64_t(FaultKind, const CallState&, const CallState&)> wait_micros;
+};
+
+std::int64_t to_micros(double seconds);
+
+// One way a call ends the task: an outcome class after `requests` requests
+// of the call, from the hidden state at the call's first request.
+struct Ending {
+  int outcome_class = 0;
+  int requests = 0;
+  Eigen::VectorXd col;  // P(this ending | state)
+};
+
+// The per-call transfer matrices of a policy. Row vectors hold the
+// distribution of the hidden state at a call's first request; D_bad and
+// D_good are the diagonal emission matrices. The call's own state machine
+// (policy.hpp, `react`) is unrolled request by request: M_x(i, j) is the
+// probability, from hidden state i at the call's first request, of reaching
+// call state x with hidden state j at its next request.
+struct CallMatrices {
+  int most = 0;                             // most requests one call can send
+  std::vector<Eigen::MatrixXd> succeed_at;  // [c - 1]: call succeeds with c requests, next call's state
+  std::vector<double> succeed_flat;         // S_c(i, j) at [((c - 1) k + i) k + j]
+  Eigen::MatrixXd advance;                  // sum over c of S_c
+  Eigen::VectorXd success_col;              // advance * 1: P(call succeeds | state)
+  std::vector<Ending> endings;
+  std::vector<int> end_classes;             // outcome classes some ending has
+  Eigen::MatrixXd end_cols;                 // (state, m): P(call ends the task in end_classes[m] | state)
+  Eigen::MatrixXd fail_exit;                // all endings, with the state at the next task's first request
+  Eigen::VectorXd attempts_col;             // E[requests of the call | state]
+  Eigen::VectorXd seconds_col;              // E[seconds of the call, first start to last end | state] (time mode)
+  // Time mode with fixed waits: the call's time in microseconds, by ending.
+  std::map<std::int64_t, Eigen::MatrixXd> succeed_by_micros;  // call succeeds after that long, next call's state
+  std::map<std::pair<int, std::int64_t>, Eigen::VectorXd> end_by_micros;  // (outcome, micros) -> P | state
+  // Max-plus view for the worst case: most requests a call can take from
+  // state i to state j on a path of positive probability (-1: none).
+  Eigen::MatrixXi most_on_success;
+  Eigen::VectorXi most_on_failure;
+};
+
+// `bad`: P(request bad | hidden state).
+CallMatrices call_matrices(const Eigen::VectorXd& bad, const Policy& policy, const FaultWeights& kinds,
+                           const Steps& steps, const Clock* clock = nullptr);
+
+}  // namespace relsim::exact_detail

@@ -1,0 +1,37 @@
+#pragma once
+// Internal to the exact engine: the forward pass over the calls of a task,
+// shared by the discrete chain (exact.cpp) and the time mode (exact_time.cpp).
+#include <cstdint>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "relsim/exact/exact.hpp"
+#include "exact/call_matrices.hpp"
+
+namespace relsim::exact_detail {
+
+// Everything but the distribution, with the forward vector renormalised at
+// every call (the scaling of Rabiner 1989 for hidden Markov models), so
+// log10 P(success) stays exact where P(success) underflows.
+struct Totals {
+  double success = 0.0;
+  double log10_success = 0.0;
+  double mean_requests = 0.0;
+  double mean_seconds = 0.0;  // with `think` seconds before every call but the first
+  std::vector<double> outcomes = std::vector<double>(kOutcomeClasses, 0.0);
+  Eigen::RowVectorXd exit;  // state at the next task's first request (unnormalised)
+};
+
+Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64_t n, bool want_exit, double think);
+
+// Success, outcomes, means, the worst case and (options.distribution) the
+// requests distribution of a task from the hidden-state law `start`.
+ExactResult result_from(const CallMatrices& c, const Eigen::RowVectorXd& start, const Policy& policy,
+                        const ExactOptions& options, double think);
+
+// Continuous scope: the long-run law of the hidden state at a task's first
+// request, the chain running on from task to task.
+Eigen::RowVectorXd continuous_start_of(const CallMatrices& c, const Eigen::RowVectorXd& initial, std::int64_t n);
+
+}  // namespace relsim::exact_detail

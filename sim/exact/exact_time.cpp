@@ -1,0 +1,144 @@
+// The transfer-matrix engine in seconds (docs/time.md): the same walk over
+// a call's states as the discrete chain, each step between two requests the
+// continuous chain's exp(QΔ), averaged over the client's jitter.
+#include <map>
+#include <tuple>
+
+#include "relsim/core/error.hpp"
+#include "relsim/exact/exact.hpp"
+#include "exact/call_matrices.hpp"
+#include "exact/exact_internal.hpp"
+
+namespace relsim {
+namespace {
+
+using exact_detail::CallMatrices;
+using exact_detail::to_micros;
+
+// The step matrices of one run, each computed once per distinct
+// (duration, wait, jitter): a handful per policy.
+class TimeSteps {
+ public:
+  explicit TimeSteps(const TimeModel& time) : time_(time) {}
+
+  const Eigen::MatrixXd& retry(FaultKind kind, const CallState& from, const CallState& to) {
+    const Wait w = wait_before(time_, from, to, kind);
+    return get(time_.seconds_of(kind), w.max, w.jitter);
+  }
+  const Eigen::MatrixXd& gap(std::optional<FaultKind> last) {
+    return get(time_.seconds_of(last) + time_.think_seconds, 0.0, 0.0);
+  }
+
+ private:
+  const Eigen::MatrixXd& get(double fixed, double wait, double jitter) {
+    const auto key = std::tuple{fixed, wait, jitter};
+    auto it = cache_.find(key);
+    if (it == cache_.end()) it = cache_.emplace(key, time_.chain.averaged_transition(fixed, wait, jitter)).first;
+    return it->second;
+  }
+  const TimeModel& time_;
+  std::map<std::tuple<double, double, double>, Eigen::MatrixXd> cache_;
+};
+
+// Mass per (outcome, microseconds), accumulated over the calls of a task.
+using TimeTally = std::map<std::pair<int, std::int64_t>, double>;
+
+void add_bins(const TimeTally& ended, ExactResult& out) {
+  // Sorted by seconds, then by outcome in the Outcome enum's order.
+  std::map<std::pair<std::int64_t, int>, double> sorted;
+  for (const auto& [key, mass] : ended)
+    if (mass > 0.0) sorted[{key.second, key.first}] += mass;
+  for (const auto& [key, mass] : sorted)
+    out.seconds.push_back({static_cast<double>(key.first) * 1e-6, static_cast<Outcome>(key.second), mass});
+}
+
+// The wall time per task, call by call: the forward vectors split by the
+// time so far, in microseconds. Ends trimmed below options.prune_below; the
+// whole given up past options.max_distribution_work.
+void seconds_distribution(const CallMatrices& c, const Eigen::RowVectorXd& start, const Policy& policy,
+                          double think, const ExactOptions& options, ExactResult& out) {
+  const Eigen::Index k = start.size();
+  const std::int64_t think_micros = to_micros(think);
+  std::map<std::int64_t, Eigen::RowVectorXd> cur{{0, start / start.sum()}};
+  TimeTally ended;
+  double work = 0.0;
+  const double per_entry = static_cast<double>((c.succeed_by_micros.size() * static_cast<std::size_t>(k) +
+                                                c.end_by_micros.size()) * static_cast<std::size_t>(k));
+  for (std::int64_t j = 0; j < policy.n && !cur.empty(); ++j) {
+    work += static_cast<double>(cur.size()) * per_entry;
+    if (work > options.max_distribution_work) return;
+    const std::int64_t gap = j + 1 < policy.n ? think_micros : 0;
+    std::map<std::int64_t, Eigen::RowVectorXd> next;
+    for (const auto& [t, v] : cur) {
+      for (const auto& [key, col] : c.end_by_micros) ended[{key.first, t + key.second}] += v.dot(col);
+      for (const auto& [dt, s] : c.succeed_by_micros) {
+        auto [it, fresh] = next.try_emplace(t + dt + gap, Eigen::RowVectorXd::Zero(k));
+        it->second += v * s;
+      }
+    }
+    for (auto it = next.begin(); it != next.end();) {
+      const double mass = it->second.sum();
+      if (mass < options.prune_below) {
+        out.pruned_mass += mass;
+        it = next.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    cur.swap(next);
+  }
+  for (const auto& [t, v] : cur) ended[{static_cast<int>(Outcome::done), t}] += v.sum();
+  add_bins(ended, out);
+  out.seconds_complete = true;
+  out.seconds_quantiles = seconds_quantiles(out.seconds);
+}
+
+}  // namespace
+
+ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactOptions& options) {
+  validate(time);
+  validate(policy);
+  TimeSteps cache(time);
+  exact_detail::Steps steps;
+  steps.retry = [&cache](FaultKind kind, const CallState& from, const CallState& to) -> const Eigen::MatrixXd& {
+    return cache.retry(kind, from, to);
+  };
+  steps.gap = [&cache](std::optional<FaultKind> last) -> const Eigen::MatrixXd& { return cache.gap(last); };
+  exact_detail::Clock clock;
+  clock.duration = [&time](std::optional<FaultKind> fault) { return time.seconds_of(fault); };
+  clock.mean_wait = [&time](FaultKind kind, const CallState& from, const CallState& to) {
+    const Wait w = wait_before(time, from, to, kind);
+    return w.max * (1.0 - w.jitter / 2.0);
+  };
+  clock.track_times = options.distribution && time.fixed_waits();
+  clock.wait_micros = [&time](FaultKind kind, const CallState& from, const CallState& to) {
+    return to_micros(wait_before(time, from, to, kind).max);
+  };
+  const CallMatrices c = exact_detail::call_matrices(time.chain.bad, policy, options.kinds, steps, &clock);
+  const Eigen::RowVectorXd start = time.scope == ChainScope::fresh
+                                       ? time.chain.initial
+                                       : exact_detail::continuous_start_of(c, time.chain.initial, policy.n);
+  ExactResult out = exact_detail::result_from(c, start, policy, options, time.think_seconds);
+  out.timed = true;
+  if (clock.track_times) seconds_distribution(c, start, policy, time.think_seconds, options, out);
+  return out;
+}
+
+Quantiles seconds_quantiles(const std::vector<SecondsBin>& bins) {
+  double total = 0.0;
+  for (const auto& b : bins) total += b.probability;
+  Quantiles q;
+  double* slot[] = {&q.p50, &q.p90, &q.p99};
+  const double level[] = {0.5, 0.9, 0.99};
+  int next = 0;
+  double cum = 0.0;
+  // Levels relative to the mass kept (pruning drops at most a few 1e-300).
+  for (const auto& b : bins) {
+    cum += b.probability;
+    while (next < 3 && cum >= level[next] * total * (1.0 - 1e-12)) *slot[next++] = b.seconds;
+    if (next == 3) break;
+  }
+  return q;
+}
+
+}  // namespace relsim
