@@ -73,9 +73,9 @@ void add_timing_options(CLI::App& cmd, ClientTiming& t) {
   cmd.add_option("--call-timeout", t.call_timeout, "seconds for one model call with its retries")
       ->capture_default_str();
   cmd.add_option("--task-timeout", t.task_timeout, "seconds for a whole task (its deadline)")->capture_default_str();
-  cmd.add_option("--backoff-base", t.backoff_base, "backoff before retry k: min(base 2^k, cap) (1 - U/4)")
+  cmd.add_option("--backoff-base", t.backoff_schedule.base, "backoff before retry k: min(base 2^k, cap) (1 - U/4)")
       ->capture_default_str();
-  cmd.add_option("--backoff-cap", t.backoff_cap, "largest backoff, seconds")->capture_default_str();
+  cmd.add_option("--backoff-cap", t.backoff_schedule.cap, "largest backoff, seconds")->capture_default_str();
   cmd.add_option("--time-scale", t.time_scale, "multiplies every backoff (tests use small values)")
       ->capture_default_str();
 }
@@ -108,7 +108,8 @@ int dispatch(int argc, char** argv) {
       cli::add_exact(app),           on_root(cli::add_check(app)), on_root(cli::add_plan(app)),
       on_root(cli::add_oracle(app)), cli::add_simulate(app),       cli::add_sweep(app),
       on_root(cli::add_demo(app)),   on_root(cli::add_live(app)),  on_root(cli::add_serve(app)),
-      on_root(cli::add_audit(app)),  on_root(cli::add_fit(app))};
+      on_root(cli::add_audit(app)),  on_root(cli::add_fit(app)),
+      on_root(cli::add_tune(app))};
   try {
     app.parse(argc, argv);
     // Subcommands are listed in the order they were added, as are runners.

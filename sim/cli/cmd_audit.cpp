@@ -104,10 +104,10 @@ Runner add_audit(CLI::App& app) {
   auto* json = cmd->add_flag("--json", a->json, "print one JSON object (docs/audit.md) instead of the summary");
   cmd->add_flag("--per-task", a->per_task, "after the summary, one row per audited task")->excludes(json);
   cmd->add_option("--out", a->out, "write one CSV row per audited task to this file (written atomically)");
-  cmd->add_option("--backoff-base", a->timing.backoff_base,
+  cmd->add_option("--backoff-base", a->timing.backoff_schedule.base,
                   "the client's backoff before retry k: min(base 2^k, cap) (1 - U/4), seconds, >= 0")
       ->capture_default_str();
-  cmd->add_option("--backoff-cap", a->timing.backoff_cap, "largest backoff, seconds, >= 0")->capture_default_str();
+  cmd->add_option("--backoff-cap", a->timing.backoff_schedule.cap, "largest backoff, seconds, >= 0")->capture_default_str();
   cmd->add_option("--time-scale", a->timing.time_scale, "multiplies every backoff, > 0")->capture_default_str();
   cmd->add_option("--wait-tolerance", a->wait_tolerance,
                   "seconds a wait may exceed its backoff w (accepted: [0.75 w - 0.05, w + tolerance]), >= 0")

@@ -8,8 +8,10 @@
 #include "relsim/core/rng.hpp"
 #include "relsim/exact/exact.hpp"
 #include "relsim/live/live.hpp"
+#include "relsim/live/live_time.hpp"
 #include "relsim/montecarlo/stats.hpp"
 #include "cli/commands.hpp"
+#include "cli/live_time_report.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -25,6 +27,12 @@ struct LiveArgs {
   LiveOptions options;
   bool json = false;
   std::string out;
+  // Time mode (--t-good --t-bad): the server in outage mode.
+  TimeArgs time;
+  double spacing = 0.0;          // model seconds (--task-spacing; default_spacing unless given)
+  double wait_tolerance = 0.05;  // wall seconds
+  CLI::App* cmd = nullptr;
+  bool given(const char* name) const { return cmd->get_option(name)->count() > 0; }
 };
 
 // The plan to run: scripted (--fault), replayed (--plan), or drawn from the
@@ -104,7 +112,67 @@ void print_counts(const LiveArgs& a, const Policy& policy, const LiveSummary& s)
     if (name != "done") std::cout << fmt::format("  {:<24} {}\n", name, count);
 }
 
+// Options of the plan-driven check that time mode has no use for, and why.
+void refuse_in_time_mode(const LiveArgs& a) {
+  const std::pair<const char*, const char*> refused[] = {
+      {"--fault", "the outage schedule decides which requests fail"},
+      {"--plan", "the outage schedule decides which requests fail"},
+      {"--lanes", "tasks start --task-spacing apart on one schedule"},
+      {"--coordinated-start", "tasks start --task-spacing apart"},
+      {"--backoff-base", "give --backoff exp:BASE,CAP,JITTER"},
+      {"--backoff-cap", "give --backoff exp:BASE,CAP,JITTER"},
+      {"--hidden-chain", "the mock's outage mode has two states: give --t-good and --t-bad"},
+      {"--request-seconds", "the mock answers at once, and the exact value takes 0 s"},
+      {"--fault-seconds", "a slow_headers fault takes the client's --header-timeout and a stall its --idle-timeout"}};
+  for (const auto& [name, why] : refused)
+    if (a.given(name)) throw InputError(fmt::format("{} does not apply to relsim live in time mode: {}", name, why));
+  if (parse_chain_scope(a.model.chain) != ChainScope::fresh)
+    throw InputError("--chain continuous does not apply to relsim live in time mode: tasks start --task-spacing "
+                     "apart, each on the stationary state (the fresh scope)");
+}
+
+TimeLiveConfig time_live_config(const LiveArgs& a) {
+  refuse_in_time_mode(a);
+  const TimeModel time = *a.time.time_model(a.model);  // validates the time options
+  TimeLiveConfig c;
+  c.t_good = a.time.t_good;
+  c.t_bad = a.time.t_bad;
+  c.retry_after = time.retry_after;
+  c.kinds = a.model.fault_weights();
+  c.policy = a.model.policy();
+  c.timing = a.timing;
+  c.timing.backoff_schedule = time.backoff;
+  c.timing.think_seconds = time.think_seconds;
+  c.tasks = a.tasks;
+  c.spacing = a.given("--task-spacing") ? a.spacing : default_spacing(c.t_good, c.t_bad);
+  c.concurrency = a.options.concurrency;
+  c.client_threads = a.options.client_threads;
+  c.server_threads = a.options.server_threads;
+  c.seed = a.seed;
+  c.wait_tolerance = a.wait_tolerance;
+  // The exact value knows no deadline: unless given, the deadlines are the
+  // longest a call and a task can take.
+  const LiveDeadlines need = needed_deadlines(c);
+  if (!a.given("--call-timeout")) c.timing.call_timeout = need.call;
+  if (!a.given("--task-timeout")) c.timing.task_timeout = need.task;
+  return c;
+}
+
+int run_time_mode(const LiveArgs& a) {
+  const TimeLiveCheck check = run_time_live_check(time_live_config(a));
+  if (!a.out.empty()) write_file_atomically(a.out, time_live_csv(check));
+  if (a.json) std::cout << dump_json(time_live_json(check)) << "\n";
+  else std::cout << time_live_summary(check);
+  for (const std::string& p : check.problems) std::cerr << "relsim live: " << p << "\n";
+  if (!check.covered())
+    std::cerr << fmt::format("relsim live: the exact success {:.6f} is outside the interval [{:.4f}, {:.4f}]\n",
+                             check.exact, check.interval.low, check.interval.high);
+  return check.passed() ? 0 : kExitMiss;
+}
+
 int run_live_command(const LiveArgs& a) {
+  if (a.time.timed()) return run_time_mode(a);
+  a.time.time_model(a.model);  // refuses a time option without --t-good and --t-bad
   const Policy policy = a.model.policy();
   SimConfig config;
   config.tasks = a.tasks;
@@ -147,11 +215,16 @@ Runner add_live(CLI::App& app) {
   a->model.policy_kind = "layered";
   auto* cmd = app.add_subcommand(
       "live",
-      "run tasks for real against the embedded mock server and check each against the oracle; exit 1 on any mismatch");
+      "run tasks for real against the embedded mock server and check each against the oracle; exit 1 on any mismatch.\n"
+      "  Time mode (--t-good --t-bad): the server in outage mode, the success rate against the exact value and every "
+      "retry's wait against the backoff");
+  a->cmd = cmd;
   add_model_options(*cmd, a->model, false);
   add_policy_options(*cmd, a->model);
   a->tasks_option = cmd->add_option("--tasks", a->tasks, "tasks (scripted runs: default 1)")->capture_default_str();
-  cmd->add_option("--seed", a->seed, "seed of the plan and of the client's backoff jitter")->capture_default_str();
+  cmd->add_option("--seed", a->seed,
+                  "seed of the plan (time mode: of the outage schedule) and of the client's backoff jitter")
+      ->capture_default_str();
   cmd->add_option("--lanes", a->lanes, "independent chains for the continuous scope")->capture_default_str();
   cmd->add_option("--fault", a->fault, "scripted run: this fault kind on every task");
   cmd->add_option("--times", a->times, "scripted run: once or always")->capture_default_str();
@@ -165,6 +238,14 @@ Runner add_live(CLI::App& app) {
   add_timing_options(*cmd, a->timing);
   cmd->add_flag("--json", a->json, "print one JSON object");
   cmd->add_option("--out", a->out, "per-task CSV (oracle and live outcome, requests, seconds, match), atomically");
+  add_time_options(*cmd, a->time);
+  a->time.time_only.push_back(
+      cmd->add_option("--task-spacing", a->spacing,
+                      "time mode: model seconds between two task starts, > 0; default 5 / (1/t_good + 1/t_bad)"));
+  a->time.time_only.push_back(
+      cmd->add_option("--wait-tolerance", a->wait_tolerance,
+                      "time mode: wall seconds a retry's wait may fall outside [max (1 - jitter), max], in [0, 60]")
+          ->capture_default_str());
   return [a] { return run_live_command(*a); };
 }
 

@@ -51,10 +51,48 @@ Policy policy_for(const OracleArgs& a, const Plan& plan) {
   return m.policy();
 }
 
+// A time-mode plan's waits depend on the policy it was made for: the policy
+// options may only repeat its header's.
+void check_time_policy(const OracleArgs& a, const Plan& plan, const Policy& policy) {
+  const Json& h = plan.header;
+  if (!h.contains("time")) return;
+  const Json used{{"policy", std::string(to_string(policy.kind))},
+                  {"n", policy.n},
+                  {"r", policy.r},
+                  {"s", policy.s},
+                  {"B", policy.B}};
+  for (auto it = used.begin(); it != used.end(); ++it)
+    if (!h.contains(it.key()) || h[it.key()] != it.value())
+      throw InputError(fmt::format("{}: {} = {} differs from the time-mode plan's {}: its waits and times hold for the "
+                                   "policy it was made for; drop the policy options",
+                                   a.file, it.key(), dump_json(it.value()),
+                                   h.contains(it.key()) ? dump_json(h[it.key()]) : std::string("(none)")));
+}
+
+// The mean of the planned wall times, as simulate_time divides its total.
+double mean_seconds(const OracleResult& res) {
+  return static_cast<double>(static_cast<long double>(res.planned_microseconds) /
+                             static_cast<long double>(res.tasks.size()) * 1e-6L);
+}
+
+// A plan header's "time" as `key value` pairs, numbers in their shortest form.
+std::string time_words(const Json& time) {
+  std::string out;
+  for (auto it = time.begin(); it != time.end(); ++it) {
+    const Json& v = it.value();
+    const std::string value = v.is_number()   ? fmt::format("{}", v.get<double>())
+                              : v.is_string() ? v.get<std::string>()
+                                              : dump_json(v);
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", it.key(), value);
+  }
+  return out;
+}
+
 int run_oracle_command(const OracleArgs& a) {
   validate(a.timing);
   const Plan plan = read_plan(a.file);
   const Policy policy = policy_for(a, plan);
+  check_time_policy(a, plan, policy);
   const OracleResult res = run_oracle(policy, plan, a.timing);
   const auto tasks = static_cast<std::int64_t>(res.tasks.size());
   if (a.json) {
@@ -70,11 +108,19 @@ int run_oracle_command(const OracleArgs& a) {
            {"tasks", tasks},          {"successes", res.outcomes[0]},
            {"outcomes", outcomes},    {"requests", res.requests},
            {"faults", faults},        {"wrong", res.wrong}};
+    if (res.timed) {
+      j["chain"] = plan.header.value("chain", Json(nullptr));
+      j["time"] = plan.header["time"];
+      j["total_microseconds"] = res.planned_microseconds;
+      j["mean_seconds"] = mean_seconds(res);
+    }
     if (a.per_task) {
       Json per = Json::array();
-      for (const auto& p : res.tasks)
+      for (const auto& p : res.tasks) {
         per.push_back(Json{{"task", p.task}, {"outcome", p.outcome.name()}, {"requests", p.requests},
                            {"max_wait_seconds", p.max_wait_seconds}});
+        if (res.timed) per.back()["seconds"] = p.planned_seconds;
+      }
       j["per_task"] = std::move(per);
     }
     std::cout << dump_json(j) << "\n";
@@ -82,13 +128,17 @@ int run_oracle_command(const OracleArgs& a) {
   }
   std::cout << fmt::format("relsim oracle: {} ({})\n", a.file, describe(policy));
   std::cout << fmt::format("  tasks {}, done {}, requests {}, wrong {}\n", tasks, res.outcomes[0], res.requests, res.wrong);
+  if (res.timed)
+    std::cout << fmt::format("  time mode ({}): planned wall time per task, mean {:.6g} s\n",
+                             time_words(plan.header["time"]), mean_seconds(res));
   for (int o = 1; o < kOutcomeClasses; ++o)
     if (res.outcomes[static_cast<std::size_t>(o)] > 0)
       std::cout << fmt::format("  {:<24} {}\n", outcome_class(o).name(), res.outcomes[static_cast<std::size_t>(o)]);
   if (a.per_task)
     for (const auto& p : res.tasks)
-      std::cout << fmt::format("  task {:>6}  {:<24} requests {:>4}  waits at most {:.3f} s\n", p.task, p.outcome.name(),
-                               p.requests, p.max_wait_seconds);
+      std::cout << fmt::format("  task {:>6}  {:<24} requests {:>4}  waits at most {:.3f} s{}\n", p.task,
+                               p.outcome.name(), p.requests, p.max_wait_seconds,
+                               res.timed ? fmt::format("  planned {:.6g} s", p.planned_seconds) : std::string());
   return 0;
 }
 

@@ -13,6 +13,7 @@ namespace {
 
 struct PlanArgs {
   ModelArgs model;
+  TimeArgs time;
   long long tasks = 400;
   std::uint64_t seed = rng::kReferenceSeed;
   int lanes = 16;
@@ -20,12 +21,31 @@ struct PlanArgs {
   std::string out;
   int max_requests = 0;
   CLI::Option* max_requests_option = nullptr;  // not given: a plan for the policy given
+  CLI::Option *fault_option = nullptr, *times_option = nullptr;
   bool audit() const { return max_requests_option->count() > 0; }
 };
 
+// Time mode: the draws of simulate_time, with each request's start.
+Plan time_plan(const PlanArgs& a, const TimeModel& time) {
+  if (a.fault_option->count() || a.times_option->count())
+    throw InputError(
+        "plan: --fault and --times script a plan; the time options (--t-good ...) generate one: give one or the other");
+  if (a.audit())
+    throw InputError(
+        "plan: --max-requests (a plan for auditing) is for the discrete model; drop it or the time options");
+  SimConfig config;
+  config.tasks = a.tasks;
+  config.seed = a.seed;
+  config.lanes = a.lanes;
+  config.kinds = a.model.fault_weights();
+  return generate_time_plan(time, a.time.chain_json(time), a.model.policy(), config);
+}
+
 int run_plan(const PlanArgs& a) {
   Plan plan;
-  if (!a.fault.empty()) {
+  if (const std::optional<TimeModel> time = a.time.time_model(a.model)) {
+    plan = time_plan(a, *time);
+  } else if (!a.fault.empty()) {
     const FaultKind kind = parse_fault_kind(a.fault);
     const Times times = parse_times(a.times);
     plan = a.audit() ? scripted_audit_plan(a.tasks, kind, times, a.model.policy(), a.max_requests)
@@ -54,15 +74,18 @@ Runner add_plan(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "plan",
       "write a fault plan (JSON Lines): each task's requests, \"ok\" or a fault kind, as the simulator draws them\n"
-      "  for --seed, or scripted with --fault KIND --times once|always");
+      "  for --seed, or scripted with --fault KIND --times once|always; with the time options (--t-good ...), as\n"
+      "  simulate in time mode draws them, each with its start in seconds");
   add_model_options(*cmd, args->model, false);
   add_policy_options(*cmd, args->model);
   cmd->add_option("--tasks", args->tasks, fmt::format("tasks, in [1, {}]", kMaxPlanTasks))->capture_default_str();
   cmd->add_option("--seed", args->seed, "simulation seed the plan reproduces")->capture_default_str();
   cmd->add_option("--lanes", args->lanes, "independent chains for the continuous scope")->capture_default_str();
-  cmd->add_option("--fault", args->fault, "scripted plan: this fault kind on every task");
-  cmd->add_option("--times", args->times, "scripted plan: once (first request, then good) or always")
-      ->capture_default_str();
+  args->fault_option = cmd->add_option("--fault", args->fault, "scripted plan: this fault kind on every task");
+  args->times_option =
+      cmd->add_option("--times", args->times, "scripted plan: once (first request, then good) or always")
+          ->capture_default_str();
+  add_time_options(*cmd, args->time);
   args->max_requests_option = cmd->add_option("--max-requests", args->max_requests,
                   fmt::format("a plan for auditing any client (relsim audit): every call's draws up to this many "
                               "requests, in [1, {}] and at least the policy's requests per call; needs b = g = 0",

@@ -1,10 +1,15 @@
 // relsim simulate: seeded Monte Carlo of any policy (simple, naive, layered or
-// budgeted), its confidence interval, and whether that covers the exact value.
+// budgeted), its confidence interval, and whether that covers the exact value;
+// in time mode (--t-good, --t-bad) also the wall time per task, its mean and
+// quantiles with intervals.
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <functional>
+#include <optional>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -14,7 +19,9 @@
 #include "relsim/core/parse.hpp"
 #include "relsim/core/rng.hpp"
 #include "relsim/exact/exact.hpp"
+#include "relsim/exact/report.hpp"
 #include "relsim/montecarlo/simulate.hpp"
+#include "relsim/montecarlo/simulate_time.hpp"
 #include "relsim/montecarlo/stats.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "cli/commands.hpp"
@@ -27,6 +34,7 @@ constexpr std::int64_t kProgressMinTasks = 20'000'000;
 
 struct SimulateArgs {
   ModelArgs model;
+  TimeArgs time;
   long long tasks = 400;
   std::string seed = std::to_string(rng::kReferenceSeed);
   int lanes = SimConfig{}.lanes;
@@ -62,7 +70,10 @@ std::string percent(double x) { return fmt::format("{:.3g}%", 100.0 * x); }
 
 // The parsed command: the model, the policy and the run's configuration.
 struct SimulateSetup {
-  Model model;
+  Model model;                    // discrete mode
+  std::optional<TimeModel> time;  // time mode
+  Json chain_json;                // time mode: the chain as given
+  std::string chain_words;
   Policy policy;
   SimConfig config;
   IntervalKind interval = IntervalKind::wilson;
@@ -73,7 +84,13 @@ struct SimulateSetup {
 // error a command line with several bad values reports.
 SimulateSetup simulate_setup(const SimulateArgs& a) {
   SimulateSetup setup;
-  setup.model = a.model.model();
+  setup.time = a.time.time_model(a.model);
+  if (setup.time) {
+    setup.chain_json = a.time.chain_json(*setup.time);
+    setup.chain_words = a.time.chain_words(*setup.time);
+  } else {
+    setup.model = a.model.model();
+  }
   setup.policy = a.model.policy();
   SimConfig& config = setup.config;
   config.tasks = a.tasks;
@@ -116,6 +133,8 @@ bool attach_progress(SimConfig& config) {
 // What the run found: the simulation, the exact value and the interval.
 struct SimulateReport {
   SimResult sim;
+  std::optional<TimeSimResult> timed;  // time mode
+  double exact_mean_seconds = 0.0;     // time mode
   double exact = 0.0;
   double design_effect = 1.0;
   Interval ci;
@@ -133,24 +152,61 @@ struct SimulateReport {
 SimulateReport simulate_and_check(SimulateSetup& setup) {
   const bool show_progress = attach_progress(setup.config);
   SimulateReport r;
-  r.sim = simulate(setup.model, setup.policy, setup.config);
-  if (show_progress) std::fprintf(stderr, "\r\033[K");
   ExactOptions exact_options;
   exact_options.distribution = false;
   exact_options.kinds = setup.config.kinds;
-  r.exact = exact_matrix(setup.model, setup.policy, exact_options).success;
+  if (setup.time) {
+    TimeSimOptions time_options;
+    time_options.confidence = setup.confidence;
+    r.timed = simulate_time(*setup.time, setup.policy, setup.config, time_options);
+    r.sim = r.timed->counts;
+    if (show_progress) std::fprintf(stderr, "\r\033[K");
+    const ExactResult exact = exact_time(*setup.time, setup.policy, exact_options);
+    r.exact = exact.success;
+    r.exact_mean_seconds = exact.mean_seconds;
+  } else {
+    r.sim = simulate(setup.model, setup.policy, setup.config);
+    if (show_progress) std::fprintf(stderr, "\r\033[K");
+    r.exact = exact_matrix(setup.model, setup.policy, exact_options).success;
+  }
   // Tasks of a continuous lane are correlated; the interval then widens by
   // the design effect estimated from the run (1 for the fresh scope).
-  r.design_effect = setup.model.chain == ChainScope::continuous ? r.sim.design_effect() : 1.0;
+  const ChainScope scope = setup.time ? setup.time->scope : setup.model.chain;
+  r.design_effect = scope == ChainScope::continuous ? r.sim.design_effect() : 1.0;
   r.ci = effective_interval(setup.interval, r.sim.successes, r.sim.tasks, setup.confidence, r.design_effect);
   r.covered = r.ci.covers(r.exact);
   return r;
 }
 
+// Time mode: the wall time's mean and quantiles, with intervals, and the
+// exact mean the mean's interval is checked against.
+void add_time_json(Json& j, const SimulateReport& r) {
+  const TimeSimResult& t = *r.timed;
+  j["mean_seconds"] = t.mean_seconds;
+  j["mean_seconds_ci"] = Json::array({t.mean_interval.low, t.mean_interval.high});  // +inf: null
+  j["sd_seconds"] = t.sd_seconds;
+  j["exact_mean_seconds"] = r.exact_mean_seconds;
+  j["mean_seconds_covered"] = t.mean_interval.covers(r.exact_mean_seconds);
+  if (t.quantiles_available) {
+    Json point = Json::object(), ci = Json::object();
+    for (const SimQuantile& q : t.quantiles) {
+      const std::string name = fmt::format("p{}", q.percent);
+      point[name] = q.seconds;
+      ci[name] = Json::array({q.interval.low, q.interval.high});
+    }
+    j["seconds_quantiles"] = std::move(point);
+    j["seconds_quantiles_ci"] = std::move(ci);
+  } else {
+    j["seconds_quantiles"] = nullptr;
+    j["seconds_quantiles_ci"] = nullptr;
+  }
+  if (!t.quantiles_note.empty()) j["seconds_quantiles_note"] = t.quantiles_note;
+}
+
 Json simulate_json(const SimulateSetup& setup, const SimulateReport& r) {
   const Policy& policy = setup.policy;
   const SimResult& sim = r.sim;
-  Json j = model_json(setup.model, policy);
+  Json j = setup.time ? time_head_json(setup.chain_json, *setup.time, policy) : model_json(setup.model, policy);
   j["lanes"] = setup.config.lanes;
   j["policy"] = std::string(to_string(policy.kind));
   if (policy.kind != PolicyKind::simple) j["s"] = policy.s;
@@ -181,27 +237,62 @@ Json simulate_json(const SimulateSetup& setup, const SimulateReport& r) {
   }
   j["faults"] = std::move(faults);
   j["fault_shares"] = std::move(shares);
+  if (r.timed) add_time_json(j, r);
   return j;
 }
 
-std::string simulate_table(const SimulateSetup& setup, const SimulateReport& r) {
+using Row = std::function<void(std::string_view, const std::string&)>;
+
+// The model's rows: the discrete chain, or the time model.
+void model_rows(const SimulateSetup& setup, const Row& row) {
+  const ChainScope scope = setup.time ? setup.time->scope : setup.model.chain;
+  const std::string scope_words =
+      scope == ChainScope::fresh ? std::string("fresh") : fmt::format("continuous, {} lanes", setup.config.lanes);
+  if (setup.time) {
+    row("chain", setup.chain_words);
+    row("chain scope", scope_words);
+    for (const auto& named : time_model_rows(*setup.time)) row(named.first, named.second);
+    return;
+  }
   const Model& model = setup.model;
-  const SimResult& sim = r.sim;
-  std::string s = "relsim simulate\n";
-  const auto row = [&](std::string_view name, const std::string& value) {
-    s += fmt::format("  {:<24} {}\n", name, value);
-  };
   row("model", model.independent() ? fmt::format("independent, p = {}", model.p)
                                    : fmt::format("bursty, p = {}, q = {}, p0 = {:.6g}", model.p, model.q, model.p0()));
   row("silent steps", fmt::format("b = {}, g = {}", model.b, model.g));
-  row("chain scope", model.chain == ChainScope::fresh ? std::string("fresh")
-                                                      : fmt::format("continuous, {} lanes", setup.config.lanes));
+  row("chain scope", scope_words);
+}
+
+std::string seconds_interval(const Interval& i) {
+  return std::isfinite(i.high) ? fmt::format("[{:.6g}, {:.6g}]", i.low, i.high)
+                               : fmt::format("[{:.6g}, +inf)", i.low);
+}
+
+void time_rows(const SimulateSetup& setup, const SimulateReport& r, const Row& row) {
+  const TimeSimResult& t = *r.timed;
+  const std::string level = fmt::format("{:g}%", 100.0 * setup.confidence);
+  row("mean seconds", fmt::format("{:.6g} ({} interval {}, sd {:.6g})", t.mean_seconds, level,
+                                  seconds_interval(t.mean_interval), t.sd_seconds));
+  row("exact mean seconds", fmt::format("{:.12g}", r.exact_mean_seconds));
+  row("mean covers exact", t.mean_interval.covers(r.exact_mean_seconds) ? "yes" : "no");
+  if (t.quantiles_available)
+    for (const SimQuantile& q : t.quantiles)
+      row(fmt::format("seconds p{}", q.percent),
+          fmt::format("{:.6g} ({} interval {})", q.seconds, level, seconds_interval(q.interval)));
+  if (!t.quantiles_note.empty()) row("seconds quantiles", t.quantiles_note);
+}
+
+std::string simulate_table(const SimulateSetup& setup, const SimulateReport& r) {
+  const SimResult& sim = r.sim;
+  std::string s = setup.time ? "relsim simulate (time in seconds)\n" : "relsim simulate\n";
+  const Row row = [&](std::string_view name, const std::string& value) {
+    s += fmt::format("  {:<24} {}\n", name, value);
+  };
+  model_rows(setup, row);
   row("policy", describe(setup.policy));
   row("seed", fmt::format("{}", setup.config.seed));
   row("successes", fmt::format("{}/{} = {:.6g}", sim.successes, sim.tasks, r.rate()));
   row(fmt::format("{:g}% {} interval", 100.0 * setup.confidence, to_string(setup.interval)),
       fmt::format("[{:.4f}, {:.4f}]", r.ci.low, r.ci.high));
-  if (model.chain == ChainScope::continuous)
+  if ((setup.time ? setup.time->scope : setup.model.chain) == ChainScope::continuous)
     row("design effect", fmt::format("{:.4g} (lane correlation {:.4g}; the interval uses tasks / {:.4g})",
                                      r.design_effect, sim.lag_correlation(), std::max(1.0, r.design_effect)));
   row("exact P(success)", fmt::format("{:.12g}", r.exact));
@@ -218,6 +309,7 @@ std::string simulate_table(const SimulateSetup& setup, const SimulateReport& r) 
     const std::int64_t count = sim.faults[static_cast<std::size_t>(kind)];
     row(fmt::format("  {}", to_string(kind)), fmt::format("{} ({} of requests)", count, percent(r.share(count))));
   }
+  if (r.timed) time_rows(setup, r, row);
   return s;
 }
 
@@ -237,6 +329,7 @@ Runner add_simulate(CLI::App& app) {
   auto* cmd = app.add_subcommand("simulate", "seeded Monte Carlo of any policy, with a confidence interval");
   add_model_options(*cmd, args->model);
   add_policy_options(*cmd, args->model);
+  add_time_options(*cmd, args->time);
   cmd->add_option("--tasks", args->tasks, fmt::format("tasks to simulate, in [1, {}]", kMaxTasks))
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Philox key, an integer in [0, 2^64 - 1]")->capture_default_str();

@@ -1,4 +1,6 @@
-// relsim sweep: exact (and simulated) success over a grid of parameters, as CSV.
+// relsim sweep: exact (and simulated) success over a grid of parameters, as
+// CSV; over the policies and, in time mode (--t-good, --t-bad), the time
+// options too.
 #include <unistd.h>
 
 #include <iostream>
@@ -7,6 +9,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
+#include "relsim/live/timing.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "relsim/sweep/grid.hpp"
 #include "relsim/sweep/sweep.hpp"
@@ -17,6 +20,9 @@ namespace {
 
 struct SweepArgs {
   std::string p, q, r, n, b = "0", g = "0", chain = "fresh";
+  std::string policy = "simple", s = "2", B = "0", kinds;
+  std::string t_good, t_bad, request_seconds = "0", think_seconds = "0", backoff = "sdk", retry_after = "0";
+  std::string fault_seconds;
   long long tasks = 0;
   std::uint64_t seed = rng::kReferenceSeed;
   int lanes = 16, threads = 0;
@@ -24,18 +30,79 @@ struct SweepArgs {
   double confidence = 0.95;
   bool strict = false;
   std::string out;
+  std::vector<CLI::Option*> policy_options, discrete_options, time_only_options;
+  CLI::Option* t_good_option = nullptr;
+  CLI::Option* t_bad_option = nullptr;
 };
 
-int run_sweep_command(const SweepArgs& a) {
+// What to give instead of a discrete axis in time mode.
+std::string instead_of(const std::string& name) {
+  if (name == "--p") return "the bad fraction is t_bad / (t_good + t_bad)";
+  if (name == "--q") return "bursts come from the mean sojourns --t-good and --t-bad";
+  if (name == "--b") return "the wait before a retry is --backoff, in seconds";
+  return "the time between calls is --think-seconds";
+}
+
+bool given(const std::vector<CLI::Option*>& options) {
+  for (const CLI::Option* o : options)
+    if (o->count()) return true;
+  return false;
+}
+
+// The time axes; refuses a discrete axis in time mode, a time option without
+// it, and one sojourn without the other.
+void time_axes(const SweepArgs& a, SweepGrid& grid) {
+  const bool timed = a.t_good_option->count() || a.t_bad_option->count();
+  if (!timed) {
+    for (const CLI::Option* o : a.time_only_options)
+      if (o->count())
+        throw InputError(fmt::format("{} applies in time mode only: give the mean sojourns --t-good and --t-bad "
+                                     "(seconds) too",
+                                     o->get_name()));
+    return;
+  }
+  for (const CLI::Option* o : a.discrete_options)
+    if (o->count())
+      throw InputError(fmt::format("{} does not apply in time mode (--t-good, --t-bad): {}", o->get_name(),
+                                   instead_of(o->get_name())));
+  if (!a.t_good_option->count()) throw InputError("--t-bad needs --t-good: give both mean sojourns, in seconds");
+  if (!a.t_bad_option->count()) throw InputError("--t-good needs --t-bad: give both mean sojourns, in seconds");
+  grid.t_good = parse_real_axis(a.t_good, "t-good");
+  grid.t_bad = parse_real_axis(a.t_bad, "t-bad");
+  grid.request_seconds = parse_real_axis(a.request_seconds, "request-seconds");
+  grid.think_seconds = parse_real_axis(a.think_seconds, "think-seconds");
+  grid.retry_after = parse_real_axis(a.retry_after, "retry-after");
+  grid.backoff = parse_backoff_axis(a.backoff);
+  if (!a.fault_seconds.empty()) {
+    const ClientTiming timing;  // the live client's timeouts
+    grid.fault_seconds = parse_fault_seconds(a.fault_seconds, timing.header_timeout, timing.idle_timeout);
+  }
+}
+
+SweepGrid sweep_grid(const SweepArgs& a) {
   SweepGrid grid;
-  grid.p = parse_real_axis(a.p, "p");
-  if (!a.q.empty()) grid.q = parse_real_axis(a.q, "q");
+  time_axes(a, grid);
+  if (!grid.timed()) {
+    grid.p = parse_real_axis(a.p, "p");
+    if (!a.q.empty()) grid.q = parse_real_axis(a.q, "q");
+  }
   grid.r = parse_integer_axis(a.r, "r");
   grid.n = parse_integer_axis(a.n, "n");
-  grid.b = parse_integer_axis(a.b, "b");
-  grid.g = parse_integer_axis(a.g, "g");
+  if (!grid.timed()) {
+    grid.b = parse_integer_axis(a.b, "b");
+    grid.g = parse_integer_axis(a.g, "g");
+  }
   grid.chain = parse_chain_axis(a.chain);
+  grid.policy = parse_policy_axis(a.policy);
+  grid.s = parse_integer_axis(a.s, "s");
+  grid.B = parse_integer_axis(a.B, "B");
+  if (!a.kinds.empty()) grid.kinds = parse_fault_weights(a.kinds);
+  grid.policy_columns = given(a.policy_options);
+  return grid;
+}
 
+int run_sweep_command(const SweepArgs& a) {
+  const SweepGrid grid = sweep_grid(a);
   SweepConfig config;
   config.tasks = a.tasks;
   config.seed = a.seed;
@@ -62,6 +129,32 @@ int run_sweep_command(const SweepArgs& a) {
   return 0;
 }
 
+// --policy --s --B --kinds and the time axes.
+void add_sweep_policy_and_time(CLI::App& cmd, SweepArgs& a, const std::string& axis) {
+  a.policy_options = {
+      cmd.add_option("--policy", a.policy, "simple, naive, layered, budgeted or a list of them")->capture_default_str(),
+      cmd.add_option("--s", a.s, "HTTP-layer retries (all policies but simple): " + axis)->capture_default_str(),
+      cmd.add_option("--B", a.B, "budgeted: requests per call: " + axis)->capture_default_str()};
+  cmd.add_option("--kinds", a.kinds, "fault-kind weights of bad requests, e.g. cut=1,stall=1 (one value)");
+  CLI::Option* p = cmd.get_option("--p");
+  const auto relax = [p](const std::string&) { p->required(false); };
+  a.t_good_option = cmd.add_option("--t-good", a.t_good, "time mode: mean good sojourn, seconds: " + axis)->each(relax);
+  a.t_bad_option = cmd.add_option("--t-bad", a.t_bad, "time mode: mean bad sojourn, seconds: " + axis)->each(relax);
+  a.time_only_options = {
+      cmd.add_option("--request-seconds", a.request_seconds, "time mode: seconds a request takes: " + axis)
+          ->capture_default_str(),
+      cmd.add_option("--think-seconds", a.think_seconds, "time mode: seconds between calls: " + axis)
+          ->capture_default_str(),
+      cmd.add_option("--backoff", a.backoff,
+                     "time mode: sdk, exp:BASE,CAP,JITTER, list:1,2,4 or none, or a list of them "
+                     "(sdk,none,exp:1,30,0: a letter starts the next)")
+          ->capture_default_str(),
+      cmd.add_option("--retry-after", a.retry_after, "time mode: http_429's retry-after, seconds (0: none): " + axis)
+          ->capture_default_str(),
+      cmd.add_option("--fault-seconds", a.fault_seconds, "time mode: KIND=SECONDS,... or timeouts (one value)")};
+  for (const char* name : {"--p", "--q", "--b", "--g"}) a.discrete_options.push_back(cmd.get_option(name));
+}
+
 }  // namespace
 
 Runner add_sweep(CLI::App& app) {
@@ -69,7 +162,11 @@ Runner add_sweep(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep",
                                  "exact (and with --tasks, simulated) success over a grid, as CSV with columns\n"
                                  "  p,q,r,n,b,g,chain,p0,independent,exact,mean_requests,tasks,successes,rate,"
-                                 "ci_low,ci_high,covered,seed");
+                                 "ci_low,ci_high,covered,seed\n"
+                                 "  then policy,s,B when --policy, --s or --B is given, and in time mode (--t-good,\n"
+                                 "  --t-bad) policy,s,B,t_good,t_bad,request_seconds,think_seconds,backoff,retry_after,\n"
+                                 "  mean_seconds,p50_seconds,p90_seconds,p99_seconds,sim_mean_seconds,sim_mean_low,\n"
+                                 "  sim_mean_high,sim_p50_seconds,sim_p90_seconds,sim_p99_seconds");
   const std::string axis = "a value, a list a,b,c or an inclusive range start:stop:step";
   cmd->add_option("--p", args->p, "bad fraction: " + axis)->required();
   cmd->add_option("--q", args->q, "P(bad | previous bad): " + axis + "; default q = p at each point");
@@ -87,6 +184,7 @@ Runner add_sweep(CLI::App& app) {
   cmd->add_option("--confidence", args->confidence, "interval confidence, in (0, 1)")->capture_default_str();
   cmd->add_flag("--strict", args->strict, "reject the grid when any point is invalid instead of skipping it");
   cmd->add_option("--out", args->out, "write the CSV here (atomically) instead of stdout");
+  add_sweep_policy_and_time(*cmd, *args, axis);
   return [args] { return run_sweep_command(*args); };
 }
 

@@ -3,6 +3,7 @@
 // returns the function that runs it. One file per command (cmd_*.cpp).
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,9 @@
 #include "relsim/core/faults.hpp"
 #include "relsim/core/files.hpp"
 #include "relsim/core/model.hpp"
+#include "relsim/core/json.hpp"
 #include "relsim/core/policy.hpp"
+#include "relsim/core/time_model.hpp"
 #include "relsim/live/timing.hpp"
 
 namespace relsim::cli {
@@ -48,6 +51,41 @@ void add_model_options(CLI::App& cmd, ModelArgs& args, bool p_required = true);
 // --policy --s --B --kinds, for commands that run every policy.
 void add_policy_options(CLI::App& cmd, ModelArgs& args);
 
+// --t-good --t-bad --request-seconds --fault-seconds --think-seconds
+// --backoff --retry-after (and --hidden-chain --step-seconds): time in
+// seconds (docs/time.md). Giving --t-good, --t-bad or --hidden-chain puts the
+// command in time mode; the other time options need it.
+struct TimeArgs {
+  double t_good = 0.0, t_bad = 0.0;
+  double request_seconds = 0.0;
+  std::string fault_seconds;  // empty: every request takes request_seconds
+  double think_seconds = 0.0;
+  std::string backoff = "sdk";
+  double retry_after = 0.0;
+  std::string hidden_chain;  // a `relsim fit --hidden --json` output
+  double step_seconds = 0.0;
+  CLI::Option* t_good_option = nullptr;
+  CLI::Option* t_bad_option = nullptr;
+  CLI::Option* hidden_option = nullptr;
+  CLI::Option* step_option = nullptr;
+  std::vector<CLI::Option*> time_only;  // options that need time mode
+  std::vector<CLI::Option*> discrete;   // --p --q --b --g: refused in time mode
+
+  bool timed() const;
+  // In time mode the validated time model, with the chain scope of --chain;
+  // nullopt otherwise. Throws InputError for a discrete option (--p --q --b
+  // --g) in time mode, a time option without it, a missing partner (--t-good
+  // without --t-bad) or a bad value.
+  std::optional<TimeModel> time_model(const ModelArgs& model) const;
+  // The chain as it was given, for reports: {"t_good", "t_bad"} or
+  // {"hidden_chain", "states", "step_seconds"}; and the same in words.
+  Json chain_json(const TimeModel& time) const;
+  std::string chain_words(const TimeModel& time) const;
+};
+// Adds the time options to a command that has the model options: in time
+// mode --p is no longer required.
+void add_time_options(CLI::App& cmd, TimeArgs& args);
+
 // --connect-timeout ... --time-scale: the client's clock (timing.hpp).
 void add_timing_options(CLI::App& cmd, ClientTiming& timing);
 
@@ -71,5 +109,6 @@ Runner add_simulate(CLI::App& app);
 Runner add_serve(CLI::App& app);
 Runner add_audit(CLI::App& app);
 Runner add_fit(CLI::App& app);
+Runner add_tune(CLI::App& app);
 
 }  // namespace relsim::cli

@@ -34,7 +34,33 @@ struct Walk {
     Mat reach, pattern;
     std::map<std::int64_t, Mat> by_micros;
   };
-  using Layer = std::map<std::pair<int, int>, Node>;  // (http, stream) -> node
+  // The call states of one request count, (http, stream) -> node, in a
+  // dense grid visited in (http, stream) order; the grid is reused from
+  // layer to layer, so the walk allocates nothing once it is warm.
+  struct Layer {
+    int streams = 1;
+    std::vector<Node> nodes;
+    std::vector<std::uint8_t> live;
+    int count = 0;
+    Layer(int https, int stream_count) : streams(stream_count), nodes(static_cast<std::size_t>(https * stream_count)),
+                                         live(nodes.size(), 0) {}
+    Node& at(int http, int stream, Eigen::Index k) {
+      const auto i = static_cast<std::size_t>(http * streams + stream);
+      Node& n = nodes[i];
+      if (!live[i]) {
+        live[i] = 1;
+        ++count;
+        n.reach.setZero(k, k);
+        n.pattern.setZero(k, k);
+        n.by_micros.clear();
+      }
+      return n;
+    }
+    void clear() {
+      std::fill(live.begin(), live.end(), std::uint8_t{0});
+      count = 0;
+    }
+  };
   struct Bad {
     Mat reach, pattern;  // reach D_bad, and its pattern
     Vec mass;            // reach D_bad 1
@@ -129,15 +155,16 @@ struct Walk {
       return;
     }
     RELSIM_ASSERT(re.next.used == used + 1);
-    const Step& step = step_of(steps.retry(kind, state, re.next));
-    auto [it, fresh] = next.try_emplace({re.next.http, re.next.stream}, Node{Mat::Zero(k, k), Mat::Zero(k, k), {}});
-    it->second.reach.noalias() += w * (bad.reach * step.value);
-    it->second.pattern.noalias() += bad.pattern * step.pattern;
+    const RetryStep retry = steps.retry(kind, state, re.next);
+    const Step& step = step_of(*retry.matrix);
+    Node& to = next.at(re.next.http, re.next.stream, k);
+    to.reach.noalias() += w * (bad.reach * step.value);
+    to.pattern.noalias() += bad.pattern * step.pattern;
     if (!clock) return;
-    seconds += (w * clock->mean_wait(kind, state, re.next)) * bad.mass;
+    seconds += (w * retry.mean_wait) * bad.mass;
     if (!clock->track_times) return;
-    const std::int64_t dt = to_micros(duration) + clock->wait_micros(kind, state, re.next);
-    for (const auto& [t, m] : node.by_micros) accumulate(it->second.by_micros, t + dt, Mat(w * (m * d_bad * step.value)));
+    const std::int64_t dt = to_micros(duration) + retry.wait_micros;
+    for (const auto& [t, m] : node.by_micros) accumulate(to.by_micros, t + dt, Mat(w * (m * d_bad * step.value)));
   }
 
   // Unrolls the call request by request and fills c.
@@ -146,19 +173,26 @@ struct Walk {
     c.most_on_success = Eigen::MatrixXi::Constant(k, k, -1);
     c.most_on_failure = Eigen::VectorXi::Constant(k, -1);
     Mat advance = Mat::Zero(k, k);
-    Layer layer;
-    Node first{Mat::Identity(k, k), Mat::Identity(k, k), {}};
+    // react never takes http past s nor stream past r (policy.hpp).
+    const int https = std::max(policy.s, 0) + 1, streams = policy.r + 1;
+    Layer layer(https, streams), next(https, streams);
+    Node& first = layer.at(0, 0, k);
+    first.reach = Mat::Identity(k, k);
+    first.pattern = Mat::Identity(k, k);
     if (clock && clock->track_times) first.by_micros[0] = Mat::Identity(k, k);
-    layer.emplace(std::pair{0, 0}, std::move(first));
-    for (int used = 0; used < c.most && !layer.empty(); ++used) {
-      Layer next;
+    for (int used = 0; used < c.most && layer.count > 0; ++used) {
+      next.clear();
       Mat succeed = Mat::Zero(k, k);
-      for (const auto& [key, node] : layer) visit(CallState{key.first, key.second, used}, node, next, succeed);
+      for (int http = 0; http < https; ++http)
+        for (int stream = 0; stream < streams; ++stream) {
+          const auto i = static_cast<std::size_t>(http * streams + stream);
+          if (layer.live[i]) visit(CallState{http, stream, used}, layer.nodes[i], next, succeed);
+        }
       c.succeed_at.emplace_back(succeed);
       advance += succeed;
-      layer.swap(next);
+      std::swap(layer, next);
     }
-    RELSIM_ASSERT(layer.empty());  // every call ends within `most` requests
+    RELSIM_ASSERT(layer.count == 0);  // every call ends within `most` requests
     c.most = static_cast<int>(c.succeed_at.size());
     for (const auto& m : c.succeed_at)
       for (Eigen::Index i = 0; i < k; ++i)
@@ -192,7 +226,7 @@ std::int64_t to_micros(double seconds) { return std::llround(seconds * 1e6); }
 
 Steps discrete_steps(const Chain& chain) {
   Steps s;
-  s.retry = [&chain](FaultKind, const CallState&, const CallState&) -> const Eigen::MatrixXd& { return chain.retry; };
+  s.retry = [&chain](FaultKind, const CallState&, const CallState&) { return RetryStep{&chain.retry}; };
   s.gap = [&chain](std::optional<FaultKind>) -> const Eigen::MatrixXd& { return chain.gap; };
   return s;
 }

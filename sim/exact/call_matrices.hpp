@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the exact engine: the per-call transfer matrices of a policy,
 // over the discrete chain (exact.cpp) or in seconds (exact_time.cpp).
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -15,11 +16,19 @@
 
 namespace relsim::exact_detail {
 
+// The step from a bad request to the retry that follows it: the matrix of
+// the hidden state, and (time mode) the wait before the retry.
+struct RetryStep {
+  const Eigen::MatrixXd* matrix = nullptr;  // lives as long as the Steps
+  double mean_wait = 0.0;                   // seconds
+  std::int64_t wait_micros = 0;             // the wait, when it is fixed
+};
+
 // The step from one request to the next, as a matrix of the hidden state.
 struct Steps {
   // From a bad request of `kind` sent in call state `from` to the retry that
   // `react` sends from `to`.
-  std::function<const Eigen::MatrixXd&(FaultKind kind, const CallState& from, const CallState& to)> retry;
+  std::function<RetryStep(FaultKind kind, const CallState& from, const CallState& to)> retry;
   // From a call's last request (nullopt: good) to the next call's first
   // request, or the next task's when the call ended the task.
   std::function<const Eigen::MatrixXd&(std::optional<FaultKind> last)> gap;
@@ -28,14 +37,14 @@ struct Steps {
 // Steps of the discrete chain: P^(1+b) after a bad request, P^(1+g) after a call.
 Steps discrete_steps(const Chain& chain);
 
-// What a request adds to the wall time, for the time mode: its duration, and
-// for a retry the wait before the next request.
+// What a request adds to the wall time, for the time mode: its duration
+// (the wait before a retry comes with its RetryStep).
 struct Clock {
-  std::function<double(std::optional<FaultKind>)> duration;
-  // Mean of the wait, and its value in microseconds when it is fixed.
-  std::function<double(FaultKind, const CallState&, const CallState&)> mean_wait;
+  std::array<double, kFaultKinds + 1> seconds{};  // [kind] a fault's duration, [kFaultKinds] a good request's
   bool track_times = false;  // keep the per-call distribution of time (fixed waits only)
-  std::function<std::int64_t(FaultKind, const CallState&, const CallState&)> wait_micros;
+  double duration(std::optional<FaultKind> fault) const {
+    return seconds[fault ? static_cast<std::size_t>(*fault) : static_cast<std::size_t>(kFaultKinds)];
+  }
 };
 
 std::int64_t to_micros(double seconds);

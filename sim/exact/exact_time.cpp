@@ -21,9 +21,9 @@ class TimeSteps {
  public:
   explicit TimeSteps(const TimeModel& time) : time_(time) {}
 
-  const Eigen::MatrixXd& retry(FaultKind kind, const CallState& from, const CallState& to) {
+  exact_detail::RetryStep retry(FaultKind kind, const CallState& from, const CallState& to) {
     const Wait w = wait_before(time_, from, to, kind);
-    return get(time_.seconds_of(kind), w.max, w.jitter);
+    return {&get(time_.seconds_of(kind), w.max, w.jitter), w.max * (1.0 - w.jitter / 2.0), to_micros(w.max)};
   }
   const Eigen::MatrixXd& gap(std::optional<FaultKind> last) {
     return get(time_.seconds_of(last) + time_.think_seconds, 0.0, 0.0);
@@ -100,20 +100,15 @@ ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactO
   validate(policy);
   TimeSteps cache(time);
   exact_detail::Steps steps;
-  steps.retry = [&cache](FaultKind kind, const CallState& from, const CallState& to) -> const Eigen::MatrixXd& {
+  steps.retry = [&cache](FaultKind kind, const CallState& from, const CallState& to) {
     return cache.retry(kind, from, to);
   };
   steps.gap = [&cache](std::optional<FaultKind> last) -> const Eigen::MatrixXd& { return cache.gap(last); };
   exact_detail::Clock clock;
-  clock.duration = [&time](std::optional<FaultKind> fault) { return time.seconds_of(fault); };
-  clock.mean_wait = [&time](FaultKind kind, const CallState& from, const CallState& to) {
-    const Wait w = wait_before(time, from, to, kind);
-    return w.max * (1.0 - w.jitter / 2.0);
-  };
+  for (int kind = 0; kind < kFaultKinds; ++kind)
+    clock.seconds[static_cast<std::size_t>(kind)] = time.seconds_of(static_cast<FaultKind>(kind));
+  clock.seconds[kFaultKinds] = time.seconds_of(std::nullopt);
   clock.track_times = options.distribution && time.fixed_waits();
-  clock.wait_micros = [&time](FaultKind kind, const CallState& from, const CallState& to) {
-    return to_micros(wait_before(time, from, to, kind).max);
-  };
   const CallMatrices c = exact_detail::call_matrices(time.chain.bad, policy, options.kinds, steps, &clock);
   const Eigen::RowVectorXd start = time.scope == ChainScope::fresh
                                        ? time.chain.initial

@@ -109,12 +109,8 @@ Json exact_json(const Model& model, const Policy& policy, const ExactResult& res
   return j;
 }
 
-Json time_model_json(const Json& chain, const TimeModel& time, const Policy& policy) {
-  Json j = chain;
-  j["r"] = policy.r;
-  j["n"] = policy.n;
-  j["chain"] = std::string(to_string(time.scope));
-  j["p"] = stationary_bad(time);
+Json time_model_json(const TimeModel& time) {
+  Json j;
   j["request_seconds"] = time.request_seconds;
   Json faults = Json::object();
   for (int k = 0; k < kFaultKinds; ++k)
@@ -124,6 +120,17 @@ Json time_model_json(const Json& chain, const TimeModel& time, const Policy& pol
   j["think_seconds"] = time.think_seconds;
   j["backoff"] = to_string(time.backoff);
   j["retry_after"] = time.retry_after;
+  return j;
+}
+
+Json time_head_json(const Json& chain, const TimeModel& time, const Policy& policy) {
+  Json j = chain;
+  j["r"] = policy.r;
+  j["n"] = policy.n;
+  j["chain"] = std::string(to_string(time.scope));
+  j["p"] = stationary_bad(time);
+  const Json fields = time_model_json(time);
+  for (auto it = fields.begin(); it != fields.end(); ++it) j[it.key()] = it.value();
   return j;
 }
 
@@ -137,7 +144,7 @@ std::string seconds_quantiles_note(const TimeModel& time, const ExactResult& res
 }
 
 Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& policy, const ExactResult& result) {
-  Json j = time_model_json(chain, time, policy);
+  Json j = time_head_json(chain, time, policy);
   j["independent"] = independent_success(stationary_bad(time), policy);
   add_result_fields(j, policy, result);
   j["mean_seconds"] = result.mean_seconds;
@@ -195,7 +202,8 @@ std::string exact_time_table(const std::string& chain, const TimeModel& time, co
     const Quantiles& q = result.seconds_quantiles;
     row("seconds p50, p90, p99", fmt::format("{:.12g}, {:.12g}, {:.12g}", q.p50, q.p90, q.p99));
   } else {
-    row("seconds p50, p90, p99", "not exact: " + seconds_quantiles_note(time, result));
+    row("seconds p50, p90, p99", time.fixed_waits() ? "not computed (too large here): relsim simulate estimates them"
+                                                    : "no exact value (jittered waits): relsim simulate estimates them");
   }
   requests_rows(s, result, max_rows);
   if (!result.seconds_complete) return s;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
+#include "relsim/live/retry_wait.hpp"
 
 namespace relsim {
 
@@ -58,13 +59,8 @@ Expected expect(const Policy& policy, const TaskPlan& plan) {
   return e;
 }
 
-// The backoff retry number k of the request sent from state `s`, -1 for a
-// call's first request; `http` says which layer retries (as oracle.cpp counts).
-int retry_number(const CallState& s, bool& http) {
-  http = s.http > 0;
-  if (s.used == 0) return -1;
-  return http ? s.http - 1 : s.stream - 1;
-}
+// Seconds a wait may fall short of its shortest backoff (clock granularity).
+constexpr double kWaitSlackBelow = 0.05;
 
 struct Finding {
   Check check;
@@ -93,7 +89,8 @@ void check_counts(const Expected& e, const TaskPlan& plan, const TaskObservation
   }
 }
 
-void check_requests(const AuditOptions& opt, const Expected& e, const TaskObservation& o, std::vector<Finding>& out) {
+void check_requests(const AuditOptions& opt, const Expected& e, const TaskPlan& plan, const TaskObservation& o,
+                    std::vector<Finding>& out) {
   const std::int64_t m = std::min(e.count, o.sent);
   for (std::int64_t i = 0; i < m; ++i) {
     const auto u = static_cast<std::size_t>(i);
@@ -109,16 +106,16 @@ void check_requests(const AuditOptions& opt, const Expected& e, const TaskObserv
   if (!opt.check_waits) return;
   for (std::int64_t i = 1; i < m; ++i) {
     const auto u = static_cast<std::size_t>(i);
-    bool http = false;
-    const int k = retry_number(e.before[u], http);
-    if (k < 0) continue;
-    const double w = opt.timing.backoff_max(k);
-    const double lo = 0.75 * w - 0.05, hi = w + opt.wait_tolerance;
+    const PlannedRequest& failed = plan.requests[u - 1];
+    if (e.before[u].used == 0 || !failed) continue;  // a call's first request
+    // The server's retry-after is not known to the audit: the backoff's window.
+    const RetryWait w = retry_wait(opt.timing, 0.0, e.before[u - 1], e.before[u], *failed);
     const double waited = (o.received_ms[u] - o.finished_ms[u - 1]) / 1000.0;
-    if (waited >= lo && waited <= hi) continue;
+    if (w.accepts(waited, kWaitSlackBelow, opt.wait_tolerance)) continue;
     out.push_back({Check::wait, i - 1,
                    fmt::format("request {}: waited {:.3f} s after request {}, expected {:.3f} to {:.3f} s ({} retry {})",
-                               i, waited, i - 1, std::max(lo, 0.0), hi, http ? "HTTP" : "stream", k)});
+                               i, waited, i - 1, std::max(w.shortest() - kWaitSlackBelow, 0.0),
+                               w.max + opt.wait_tolerance, w.http ? "HTTP" : "stream", w.retry)});
     break;
   }
 }
@@ -149,7 +146,7 @@ TaskAudit audit_task(const AuditOptions& options, const TaskPlan& plan, const Ta
   a.per_call = requests_per_call(plan, obs);
   std::vector<Finding> found;
   check_counts(e, plan, obs, found);
-  check_requests(options, e, obs, found);
+  check_requests(options, e, plan, obs, found);
   std::int64_t blame = -1;
   for (const Finding& f : found) {
     a.checks |= 1U << static_cast<unsigned>(f.check);

@@ -1,9 +1,11 @@
 #include "relsim/live/plan.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/files.hpp"
@@ -169,10 +171,37 @@ std::string write_plan(const Plan& plan) {
   for (const auto& t : plan.tasks) {
     out += fmt::format("{{\"task\": {}, \"requests\": [", t.task);
     for (std::size_t i = 0; i < t.requests.size(); ++i) out += (i ? ", \"" : "\"") + plan_name(t.requests[i]) + "\"";
-    out += "]}\n";
+    out += "]";
+    // Time mode: shortest round-trip decimals, so a reader gets the same doubles.
+    if (!t.at_seconds.empty())
+      out += fmt::format(", \"at_seconds\": [{}], \"seconds\": {}", fmt::join(t.at_seconds, ", "), t.seconds);
+    out += "}\n";
   }
   return out;
 }
+
+namespace {
+
+// A time-mode task line's "at_seconds" and "seconds" (both or neither): one
+// finite start >= 0 per request, and a finite wall time >= 0.
+void read_times(const Json& j, const std::string& at, TaskPlan& tp) {
+  if (!j.contains("at_seconds") && !j.contains("seconds")) return;
+  const auto seconds_ok = [](const Json& v) {
+    return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0.0;
+  };
+  if (!j.contains("at_seconds") || !j["at_seconds"].is_array() || j["at_seconds"].size() != tp.requests.size())
+    throw InputError(fmt::format("{}: \"at_seconds\" must be an array of one start per request", at));
+  if (!j.contains("seconds") || !seconds_ok(j["seconds"]))
+    throw InputError(fmt::format("{}: \"seconds\" must be a finite number >= 0", at));
+  for (const auto& v : j["at_seconds"]) {
+    if (!seconds_ok(v))
+      throw InputError(fmt::format("{}: at_seconds entry {} is not a finite number >= 0", at, json_excerpt(v)));
+    tp.at_seconds.push_back(v.get<double>());
+  }
+  tp.seconds = j["seconds"].get<double>();
+}
+
+}  // namespace
 
 Plan parse_plan(const std::string& text, const std::string& where) {
   Plan plan;
@@ -224,6 +253,7 @@ Plan parse_plan(const std::string& text, const std::string& where) {
         throw InputError(fmt::format("{}: {}", at, e.what()));
       }
     }
+    read_times(j, at, tp);
     plan.tasks.push_back(std::move(tp));
   }
   if (!have_header) throw InputError(fmt::format("{}: empty plan, no header", where));

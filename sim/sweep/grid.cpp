@@ -1,6 +1,7 @@
 #include "relsim/sweep/grid.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <set>
@@ -107,6 +108,36 @@ std::vector<ChainScope> parse_chain_axis(std::string_view spec) {
     scopes.push_back(scope);
   }
   return scopes;
+}
+
+std::vector<PolicyKind> parse_policy_axis(std::string_view spec) {
+  std::vector<PolicyKind> kinds;
+  for (const auto& word : split(spec, ',')) {
+    const PolicyKind kind = parse_policy_kind(word);
+    if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end())
+      throw InputError(fmt::format("--policy '{}': {} appears twice", spec, word));
+    kinds.push_back(kind);
+  }
+  return kinds;
+}
+
+std::vector<Backoff> parse_backoff_axis(std::string_view spec) {
+  // Regroup the comma-separated items: numbers continue the schedule before them.
+  std::vector<std::string> specs;
+  for (const auto& item : split(spec, ',')) {
+    const bool starts_schedule = !item.empty() && std::isalpha(static_cast<unsigned char>(item[0])) != 0;
+    if (starts_schedule || specs.empty()) specs.push_back(item);
+    else specs.back() += "," + item;
+  }
+  std::vector<Backoff> schedules;
+  std::set<std::string> seen;
+  for (const auto& one : specs) {
+    Backoff backoff = parse_backoff(one);
+    if (!seen.insert(to_string(backoff)).second)
+      throw InputError(fmt::format("--backoff '{}': {} appears twice", spec, to_string(backoff)));
+    schedules.push_back(std::move(backoff));
+  }
+  return schedules;
 }
 
 }  // namespace relsim

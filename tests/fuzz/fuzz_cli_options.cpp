@@ -1,12 +1,13 @@
 // libFuzzer target: the command line's value parsers that take more than a
 // word: the sweep axes (grid.hpp: a value, a list a,b,c or a range
-// start:stop:step, for reals, integers and chain scopes) and the fault-kind
-// weights of --kinds (faults.hpp). The first byte picks the parser, the rest
+// start:stop:step, for reals, integers and chain scopes; the policy and
+// backoff axes) and the fault-kind weights of --kinds (faults.hpp). The first
+// byte picks the parser, the rest
 // is the option's text. InputError is their answer to bad input; anything
 // else escaping, a crash or a sanitizer report is a bug, and so is an
 // accepted value that breaks the promises of the header (finite, distinct,
-// at most kMaxAxisValues; a range inside [start, stop]; weights that print
-// and parse back to themselves).
+// at most kMaxAxisValues; a range inside [start, stop]; weights and backoff
+// schedules that print and parse back to themselves).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/parse.hpp"
+#include "relsim/core/time_model.hpp"
 #include "relsim/sweep/grid.hpp"
 #include "relsim/sweep/known_values.hpp"
 
@@ -54,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string_view spec(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
-    switch (data[0] % 4) {
+    switch (data[0] % 6) {
       case 0: check_axis(relsim::parse_real_axis(spec, "p")); break;
       case 1: {
         const auto values = relsim::parse_integer_axis(spec, "n");
@@ -73,6 +75,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (relsim::parse_fault_weights(relsim::to_string(w)).weight != w.weight) std::abort();
         break;
       }
+      case 4: {
+        const auto kinds = relsim::parse_policy_axis(spec);
+        if (kinds.empty() || kinds.size() > 4) std::abort();
+        break;
+      }
+      case 5:
+        for (const relsim::Backoff& b : relsim::parse_backoff_axis(spec)) {
+          const std::string text = relsim::to_string(b);
+          if (relsim::to_string(relsim::parse_backoff(text)) != text) std::abort();
+          for (int k = 0; k < 64; ++k)
+            if (!(b.max_wait(k) >= 0.0 && b.max_wait(k) <= relsim::kMaxSeconds)) std::abort();
+        }
+        break;
     }
   } catch (const relsim::InputError&) {
   }

@@ -18,4 +18,26 @@ TEST(Grid, RangesListsAndErrors) {
     EXPECT_THROW(relsim::parse_real_axis(bad, "p"), relsim::InputError) << bad;
 }
 
+TEST(Grid, PolicyAxisIsAListOfWordsEachOnce) {
+  EXPECT_EQ(relsim::parse_policy_axis("simple,layered"),
+            (std::vector<relsim::PolicyKind>{relsim::PolicyKind::simple, relsim::PolicyKind::layered}));
+  for (const char* bad : {"", "simple,", "bogus", "naive,naive"})
+    EXPECT_THROW(relsim::parse_policy_axis(bad), relsim::InputError) << bad;
+}
+
+TEST(Grid, BackoffAxisSplitsWhereALetterStartsTheNextSchedule) {
+  const auto axis = relsim::parse_backoff_axis("sdk,none,exp:1,30,0,list:1,2,4");
+  ASSERT_EQ(axis.size(), 4u);
+  EXPECT_EQ(relsim::to_string(axis[0]), "sdk");
+  EXPECT_EQ(relsim::to_string(axis[1]), "none");
+  EXPECT_EQ(axis[2].kind, relsim::Backoff::Kind::exp);
+  EXPECT_EQ(axis[2].base, 1.0);
+  EXPECT_EQ(axis[2].cap, 30.0);
+  EXPECT_EQ(axis[2].jitter, 0.0);
+  EXPECT_EQ(axis[3].list, (std::vector<double>{1, 2, 4}));
+  // exp:0.5,8,0.25 is sdk: the same schedule twice.
+  for (const char* bad : {"", "sdk,exp:0.5,8,0.25", "list:1,-2", "exp:0.5,8,1.5", "sdk,bogus", "1,2"})
+    EXPECT_THROW(relsim::parse_backoff_axis(bad), relsim::InputError) << bad;
+}
+
 }  // namespace

@@ -23,8 +23,16 @@ using Block = std::array<std::uint32_t, 4>;
 enum class Stream : std::uint32_t {
   chain = 0,  // one 53-bit uniform per model call: how many of its attempts are bad
   kind = 1,   // one 32-bit word per bad request: its fault kind
-  jitter = 2, // the client's backoff jitter (client.hpp)
-  // 3 and up: free.
+  jitter = 2, // the client's backoff jitter (client.hpp); time mode's simulator: one uniform per jittered wait
+  // Time mode's simulator (simulate_time.hpp): the continuous-time chain's
+  // sojourns and jumps, and whether a request in a state that is bad only
+  // with some probability is bad.
+  time_chain = 3,
+  emission = 4,
+  // The mock server's outage mode (live/outage.hpp): the on/off schedule's
+  // first state and sojourns.
+  outage = 5,
+  // 6 and up: free.
 };
 
 // Philox4x32's multipliers and Weyl key increments (Salmon et al. 2011,

@@ -1,9 +1,13 @@
 #pragma once
 // The exact engine's results as `relsim exact` prints them: one JSON object
-// (--json) or a readable table.
+// (--json), a readable table, or the distributions as CSV (--csv,
+// --seconds-csv).
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "relsim/core/json.hpp"
+#include "relsim/core/time_model.hpp"
 #include "relsim/exact/exact.hpp"
 
 namespace relsim {
@@ -13,5 +17,36 @@ Json exact_json(const Model& model, const Policy& policy, const ExactResult& res
 
 // The `relsim exact` table; at most `max_rows` rows of the distribution.
 std::string exact_table(const Model& model, const Policy& policy, const ExactResult& result, int max_rows = 40);
+
+// Time mode (exact_time). `chain` names the chain as it was given (the mean
+// sojourns, or a fitted chain's file), in JSON fields or in words; the
+// object has time_head_json's fields, independent, the discrete object's
+// result fields, and
+// mean_seconds, seconds_quantiles ({p50, p90, p99}, or null with a
+// seconds_quantiles_note saying why), seconds_complete and the seconds
+// distribution.
+Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& policy, const ExactResult& result);
+std::string exact_time_table(const std::string& chain, const TimeModel& time, const Policy& policy,
+                             const ExactResult& result, int max_rows = 40);
+
+// The time options: request_seconds, fault_seconds ({KIND: seconds} for the
+// kinds given), think_seconds, backoff (parse_backoff's syntax) and
+// retry_after.
+Json time_model_json(const TimeModel& time);
+// The fields every time-mode JSON result of one policy starts with: `chain`
+// (as given), r, n, chain (the scope), p (the chain's stationary P(bad)) and
+// time_model_json's.
+Json time_head_json(const Json& chain, const TimeModel& time, const Policy& policy);
+// The time model in words, as (name, value) rows for tables: durations,
+// backoff, retry-after and think time.
+std::vector<std::pair<std::string, std::string>> time_model_rows(const TimeModel& time);
+
+// Why a time-mode result has no exact quantiles ("" when it has them).
+std::string seconds_quantiles_note(const TimeModel& time, const ExactResult& result);
+
+// The distributions as CSV, by outcome: requests,outcome,probability and
+// seconds,outcome,probability (probabilities with 17 significant digits).
+std::string requests_csv(const ExactResult& result);
+std::string seconds_csv(const ExactResult& result);
 
 }  // namespace relsim

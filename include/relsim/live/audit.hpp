@@ -11,9 +11,10 @@
 //                ("done" with fewer good requests than n is partial_done; no
 //                report with the last request still open at shutdown, or a
 //                stall the client never retried, is hang)
-//   wait         each retry within a call came after the policy's backoff:
-//                w = min(base 2^k, cap) time_scale, accepted in
-//                [0.75 w - 0.05 s, w + tolerance]
+//   wait         each retry within a call came after the policy's backoff
+//                (retry_wait.hpp): w = the schedule's max_wait(k) time_scale
+//                (min(base 2^k, cap) time_scale by default), accepted in
+//                [(1 - jitter) w - 0.05 s, w + tolerance] (jitter 0.25 by default)
 //   retry_count  x-stainless-retry-count, where sent, equals the HTTP-layer
 //                retries the policy has used in the round (0, 1, 2 ...)
 //   exhausted    the client ran past its task's script (more requests than

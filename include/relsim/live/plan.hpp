@@ -9,7 +9,12 @@
 //   {"relsim_plan": 1, "tasks": N, "source": "generated"|"scripted", ...context}
 // then one object per task, in task order:
 //   {"task": 0, "requests": ["ok", "cut", "ok"]}
+// A time-mode plan (generate_time_plan) adds to each task line its requests'
+// planned starts and its wall time, which readers of the discrete format
+// ignore:
+//   {"task": 0, "requests": ["ok", "cut", "ok"], "at_seconds": [0, 1.2, 2.9], "seconds": 3.6}
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +23,7 @@
 #include "relsim/core/json.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
+#include "relsim/core/time_model.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 
 namespace relsim {
@@ -27,6 +33,10 @@ using PlannedRequest = std::optional<FaultKind>;  // nullopt: a good request
 struct TaskPlan {
   std::int64_t task = 0;
   std::vector<PlannedRequest> requests;
+  // Time-mode plans only (else empty and NaN): each request's start in
+  // seconds from the task's first, and the task's wall time.
+  std::vector<double> at_seconds;
+  double seconds = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct Plan {
@@ -40,6 +50,15 @@ inline constexpr std::int64_t kMaxPlanTasks = 10'000'000;
 // request of each call the task reaches under `policy` (a call's run of bad
 // requests is listed whole, up to the most a call can send).
 Plan generate_plan(const Model& model, const Policy& policy, const SimConfig& config);
+
+// Time mode: the requests simulate_time(time, policy, config) sends for each
+// task (trace_time.hpp), with their starts and each task's wall time. The
+// header has the discrete plan's fields but p, q, b, g; "p" is the chain's
+// stationary P(bad), and "time" is `chain` (the chain as given, such as
+// {"t_good", "t_bad"}) with the time options (exact/report.hpp's
+// time_model_json). Waits depend on the policy: the plan holds for its
+// header's policy only.
+Plan generate_time_plan(const TimeModel& time, const Json& chain, const Policy& policy, const SimConfig& config);
 
 enum class Times { once, always };
 Times parse_times(std::string_view word);  // throws InputError

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "relsim/core/model.hpp"
+#include "relsim/core/policy.hpp"
+#include "relsim/core/time_model.hpp"
 
 namespace relsim {
 
@@ -21,5 +23,13 @@ std::vector<long long> parse_integer_axis(std::string_view spec, std::string_vie
 
 // "fresh", "continuous" or a comma list of them.
 std::vector<ChainScope> parse_chain_axis(std::string_view spec);
+
+// "simple", ..., or a comma list of policy words, each at most once.
+std::vector<PolicyKind> parse_policy_axis(std::string_view spec);
+
+// Backoff schedules (parse_backoff) separated by commas: a comma followed by
+// a letter starts the next schedule, so "sdk,none,exp:1,30,0,list:1,2,4" is
+// four. Each schedule at most once.
+std::vector<Backoff> parse_backoff_axis(std::string_view spec);
 
 }  // namespace relsim

@@ -1,13 +1,19 @@
 #pragma once
 // Parameter sweeps: the exact engine (and optionally a simulation) at every
-// point of a grid over p, q, r, n, b, g and the chain scope, as CSV.
+// point of a grid over p, q, r, n, b, g and the chain scope, as CSV; and
+// over the policy, s, B and, in time mode (docs/time.md), the mean sojourns
+// and the time options.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
+#include "relsim/core/policy.hpp"
+#include "relsim/core/time_model.hpp"
 #include "relsim/core/rng.hpp"
 #include "relsim/montecarlo/stats.hpp"
 #include "relsim/parallel/parallel.hpp"
@@ -19,7 +25,26 @@ struct SweepGrid {
   std::vector<double> q;  // empty: q = p at every point (independent faults)
   std::vector<long long> r, n, b{0}, g{0};
   std::vector<ChainScope> chain{ChainScope::fresh};
+
+  // The policy axes. s applies to all but simple, B to budgeted only: a
+  // policy gets one point per value of the axes that apply to it.
+  std::vector<PolicyKind> policy{PolicyKind::simple};
+  std::vector<long long> s{2}, B{0};
+  FaultWeights kinds = FaultWeights::in_stream_uniform();
+  // Adds the columns of kSweepPolicyColumns after today's (always in time mode).
+  bool policy_columns = false;
+
+  // Time mode, when t_good is not empty: t_good and t_bad (seconds) take the
+  // place of p and q, which stay empty, as do b and g.
+  std::vector<double> t_good, t_bad;
+  std::vector<double> request_seconds{0.0}, think_seconds{0.0}, retry_after{0.0};
+  std::vector<Backoff> backoff{Backoff::sdk()};
+  std::array<double, kFaultKinds> fault_seconds = TimeModel::nan_fault_seconds();
+  bool timed() const { return !t_good.empty(); }
 };
+
+// Most points one sweep may have.
+inline constexpr double kMaxSweepPoints = 1e8;
 
 struct SweepConfig {
   std::int64_t tasks = 0;  // 0: exact columns only
@@ -36,9 +61,20 @@ struct SweepConfig {
   parallel::Share share;
 };
 
-// The CSV column order, fixed.
+// The CSV column order, fixed: kSweepHeader, then with policy columns
+// kSweepPolicyColumns, then in time mode kSweepTimeColumns. In time mode p
+// is the chain's stationary P(bad) and q, b, g and p0 are empty; s is empty
+// for simple and B for all but budgeted. The quantiles are empty where they
+// have no exact value (jittered waits), the sim_ columns without --tasks;
+// sim_p50..p99 are empty when the simulation kept no per-task times.
 inline constexpr const char* kSweepHeader =
     "p,q,r,n,b,g,chain,p0,independent,exact,mean_requests,tasks,successes,rate,ci_low,ci_high,covered,seed";
+inline constexpr const char* kSweepPolicyColumns = "policy,s,B";
+inline constexpr const char* kSweepTimeColumns =
+    "t_good,t_bad,request_seconds,think_seconds,backoff,retry_after,mean_seconds,p50_seconds,p90_seconds,"
+    "p99_seconds,sim_mean_seconds,sim_mean_low,sim_mean_high,sim_p50_seconds,sim_p90_seconds,sim_p99_seconds";
+// The header line (no newline) for a grid.
+std::string sweep_header(const SweepGrid& grid);
 
 struct SweepOutcome {
   std::string csv;             // header and one row per valid point, in grid order
@@ -49,10 +85,14 @@ struct SweepOutcome {
 
 // A grid point's simulation seed: a function of the run seed and the
 // point's coordinates (p, q, r, n, b, g, chain), never of its position in
-// the grid, so adding values to an axis changes no existing row.
+// the grid, so adding values to an axis changes no existing row. A point of
+// another policy than simple, or in time mode, mixes its further coordinates
+// in (sweep_points.cpp).
 std::uint64_t point_seed(std::uint64_t run_seed, const Model& model, long long r, long long n);
 
-// Points in order p, q, r, n, b, g, chain (the last varies fastest).
+// Points in order p, q, r, n, b, g, chain, policy, s, B (time mode: t_good,
+// t_bad, r, n, chain, policy, s, B, request_seconds, think_seconds, backoff,
+// retry_after), the last varying fastest.
 // `progress(done, total)` is called after each point when given (with
 // several ranks, after each of this rank's points, done estimated).
 SweepOutcome run_sweep(const SweepGrid& grid, const SweepConfig& config,

@@ -27,6 +27,14 @@ asio::awaitable<void> run_worker(const ClientConfig& config, tcp::endpoint endpo
                                  std::vector<LiveTask>& out, std::atomic<std::size_t>& next,
                                  Clock::time_point run_start, Slot& slot) {
   for (std::size_t i = next++; i < out.size(); i = next++) {
+    if (!config.start_at.empty()) {
+      const Clock::time_point at = run_start + to_duration(config.start_at[i]);
+      out[i].waited_for_worker = Clock::now() > at;
+      const asio::any_io_executor executor = co_await asio::this_coro::executor;
+      asio::steady_timer due(executor, at);
+      error_code ec;
+      co_await due.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
     TaskClient client(config, endpoint, first_task + static_cast<std::int64_t>(i), out[i], run_start, slot);
     co_await client.run(nullptr);
   }
@@ -95,6 +103,15 @@ std::vector<LiveTask> run_live(const ClientConfig& config, std::int64_t first_ta
   validate(config);
   if (count < 0) throw InputError(fmt::format("count = {} is out of range: it must be >= 0", count));
   if (first_task < 0) throw InputError(fmt::format("first task = {} is out of range: it must be >= 0", first_task));
+  if (!config.start_at.empty()) {
+    if (config.coordinated_start || static_cast<std::int64_t>(config.start_at.size()) != count)
+      throw InputError(fmt::format("start times: {} given for {} tasks{}: give one per task, without a coordinated "
+                                   "start",
+                                   config.start_at.size(), count, config.coordinated_start ? " in waves" : ""));
+    for (const double t : config.start_at)
+      if (!(t >= 0.0 && t <= 1e9))
+        throw InputError(fmt::format("start time = {} is out of range: it must be in [0, 1e9] seconds", t));
+  }
   const tcp::endpoint endpoint = resolve(config);
   std::vector<LiveTask> out(static_cast<std::size_t>(count));
   asio::io_context ioc(config.threads);

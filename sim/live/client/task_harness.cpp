@@ -34,6 +34,11 @@ asio::awaitable<void> TaskClient::run(StartGate* gate) {
       out_.text = co_await call(c);
       if (out_.text != expected_text(task_))
         throw WrongAnswerError(fmt::format("call {} got \"{}\", not \"{}\"", c, out_.text, expected_text(task_)));
+      if (c + 1 < cfg_.policy.n && cfg_.timing.think_seconds > 0.0) {
+        // Between calls only the task's deadline runs (the kind names no fault).
+        call_deadline_.reset();
+        co_await pause(cfg_.timing.think(), FaultKind::cut);
+      }
     }
     out_.outcome = {Outcome::done, std::nullopt};
   } catch (const RetriesExhausted& e) {

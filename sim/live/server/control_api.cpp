@@ -14,7 +14,7 @@
 namespace relsim::mock {
 namespace {
 
-enum class Endpoint { none, health, tasks, journal, script, log, release, outcome, open_gate };
+enum class Endpoint { none, health, tasks, journal, outage, script, log, release, outcome, open_gate };
 
 struct Route {
   Endpoint endpoint = Endpoint::none;
@@ -27,6 +27,7 @@ Route route_of(const std::vector<std::string_view>& parts) {
   if (parts.size() == 2 && parts[1] == "health") return {Endpoint::health, http::verb::get, 0, {}};
   if (parts.size() == 2 && parts[1] == "tasks") return {Endpoint::tasks, http::verb::get, 0, {}};
   if (parts.size() == 2 && parts[1] == "log") return {Endpoint::journal, http::verb::get, 0, {}};
+  if (parts.size() == 2 && parts[1] == "outage") return {Endpoint::outage, http::verb::get, 0, {}};
   if (parts.size() != 4) return {};
   if (parts[1] == "gates" && parts[3] == "open") return {Endpoint::open_gate, http::verb::post, 0, parts[2]};
   const auto task = parts[1] == "tasks" ? parse_task(parts[2]) : std::nullopt;
@@ -117,6 +118,12 @@ Json answer(ServerState& state, const Route& route, const std::string& body) {
       return Json{{"status", "ok"}, {"port", state.port()}, {"connections", state.connection_count()}};
     case Endpoint::tasks:
       return task_list(state);
+    case Endpoint::outage: {
+      const auto view = state.outage_view();
+      if (!view)
+        throw NotFound("the server runs without an outage schedule: start it with relsim serve --outage T_GOOD,T_BAD");
+      return to_json(*state.config().outage, *view);
+    }
     case Endpoint::outcome:
       return report_outcome(state, route.task, body);
     case Endpoint::script:
@@ -143,7 +150,8 @@ std::string unknown_path_message(const std::vector<std::string_view>& parts) {
     path += part;
   }
   return fmt::format("unknown control path '{}': use /control/health, /control/tasks, /control/log, "
-                     "/control/tasks/{{task}}/script|log|release|outcome or /control/gates/{{name}}/open",
+                     "/control/outage, /control/tasks/{{task}}/script|log|release|outcome or "
+                     "/control/gates/{{name}}/open",
                      path.substr(0, 200));
 }
 

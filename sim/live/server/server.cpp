@@ -169,6 +169,7 @@ void Server::load_plan(const Plan& plan) {
 }
 
 TaskLog Server::log(std::int64_t task) const { return impl_->state.log(task); }
+std::optional<OutageView> Server::outage_schedule() const { return impl_->state.outage_view(); }
 std::size_t Server::release(std::int64_t task) { return impl_->state.release(task); }
 std::size_t Server::open_gate(const std::string& name) { return impl_->state.open_gate(name); }
 std::size_t Server::held(std::int64_t task) const { return impl_->state.held(task); }

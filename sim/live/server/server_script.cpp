@@ -184,6 +184,7 @@ void validate(const ServerConfig& c) {
     throw InputError(fmt::format("max tasks = {} is out of range: it must be in [1, 1000000]", c.max_tasks));
   if (c.max_log_entries > 10'000)
     throw InputError(fmt::format("max log entries = {} is out of range: it must be in [0, 10000]", c.max_log_entries));
+  if (c.outage) validate(*c.outage);
 }
 
 namespace wire {

@@ -42,6 +42,9 @@ std::string ServerState::fresh_request_id() { return fmt::format("req_relsim_x{}
 // --- scripts and logs ---------------------------------------------------------
 
 void ServerState::set_script(std::int64_t task, std::vector<ScriptEntry> entries) {
+  if (outage_)
+    throw InputError("the server runs in outage mode (--outage): every task is answered by the outage schedule, "
+                     "scripts do not apply");
   if (task < 0) throw InputError(fmt::format("task = {} is out of range: it must be >= 0", task));
   if (entries.size() > kMaxScriptEntries)
     throw InputError(fmt::format("script of task {} has {} entries: at most {}", task, entries.size(),
@@ -69,18 +72,38 @@ std::size_t ServerState::append_log(TaskState& t, LoggedRequest&& r) {
   return t.log.size() - 1;
 }
 
+TaskState* ServerState::outage_task_locked(std::int64_t task, std::string& why) {
+  auto it = tasks_.find(task);
+  if (it != tasks_.end()) return &it->second;
+  if (tasks_.size() >= config_.max_tasks) {
+    why = fmt::format("task {} would be task number {}: the server holds at most {} tasks", task, tasks_.size() + 1,
+                      config_.max_tasks);
+    return nullptr;
+  }
+  return &tasks_.emplace(task, TaskState{}).first->second;
+}
+
 Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
   Popped p;
   JournalRequest line;
   {
     std::lock_guard lock(mu_);
-    auto it = tasks_.find(task);
-    if (it == tasks_.end()) {
+    TaskState* found = nullptr;
+    if (outage_) {
+      found = outage_task_locked(task, p.why);
+    } else if (auto it = tasks_.find(task); it != tasks_.end()) {
+      found = &it->second;
+    } else {
       p.why = fmt::format("task {} has no script: set one with POST /control/tasks/{}/script", task, task);
-      return p;
     }
-    TaskState& t = it->second;
+    if (found == nullptr) return p;
+    TaskState& t = *found;
     p.index = r.index = t.served++;
+    if (outage_) {
+      // The state when the request was read, on the server's clock.
+      const double at = r.received_ms / 1000.0 / outage_->config().time_scale;
+      t.script.push_back(outage_->bad_at(at) ? ScriptEntry::of(outage_->kind_of(task, p.index)) : ScriptEntry::ok());
+    }
     if (t.script.empty()) {
       p.why = fmt::format(
           "the script of task {} is exhausted after {} requests: the client sent more requests than the plan "
@@ -138,6 +161,13 @@ void ServerState::finish(std::int64_t task, const Popped& p, int status, std::st
     r.finished_ms = t_ms;
   }
   changed_.notify_all();
+}
+
+std::optional<OutageView> ServerState::outage_view() {
+  if (!outage_) return std::nullopt;
+  const double now = now_ms() / 1000.0 / outage_->config().time_scale;
+  std::lock_guard lock(mu_);
+  return outage_->view(now);
 }
 
 std::vector<std::int64_t> ServerState::task_ids() const {

@@ -56,7 +56,9 @@ struct Popped {
 class ServerState {
  public:
   explicit ServerState(ServerConfig config)
-      : config_(std::move(config)), journal_(config_.max_log_bytes) {}
+      : config_(std::move(config)), journal_(config_.max_log_bytes) {
+    if (config_.outage) outage_.emplace(*config_.outage);
+  }
 
   const ServerConfig& config() const { return config_; }
   double now_ms() const;  // since the server started
@@ -67,11 +69,17 @@ class ServerState {
   int port() const { return port_; }
 
   // --- scripts and logs -------------------------------------------------------
+  // Throws InputError in outage mode.
   void set_script(std::int64_t task, std::vector<ScriptEntry> entries);
   // Takes the task's next entry and logs the request (with the entry, or
   // with status 404 when the script is exhausted; not at all for a task
-  // without a script), in the task's log and as an open journal line.
+  // without a script), in the task's log and as an open journal line. In
+  // outage mode the entry is ok or the outage's fault kind, by the
+  // schedule's state at the request's received_ms, for any task (the first
+  // request of a task creates it).
   Popped pop(std::int64_t task, LoggedRequest&& request);
+  // Outage mode: the schedule up to now; nullopt without.
+  std::optional<OutageView> outage_view();
   // Logs a request of a known task answered without a script entry.
   void log_unscripted(std::int64_t task, LoggedRequest&& request, int status);
   // Records how the request `p` took ended (in its task's log and the
@@ -122,6 +130,8 @@ class ServerState {
 
   // All with mu_ held.
   std::size_t append_log(TaskState& task, LoggedRequest&& request);
+  // The task's state, created if new; nullptr past max_tasks.
+  TaskState* outage_task_locked(std::int64_t task, std::string& why);
   std::size_t held_locked(std::int64_t task) const;
   std::size_t finished_locked(std::int64_t task) const;
   // Counts the holds that `match` and collects the wake-ups of those whose
@@ -149,6 +159,7 @@ class ServerState {
   std::size_t log_bytes_ = 0;
   bool stopping_ = false;
   Json plan_header_;
+  std::optional<OutageSchedule> outage_;  // outage mode; asked under mu_
 
   RequestJournal journal_;  // its own mutex, never taken with mu_ held
 };

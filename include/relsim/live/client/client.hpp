@@ -62,6 +62,13 @@ struct ClientConfig {
   // Reuse connections (see above); false: one connection per request, each
   // request saying `connection: close` (the baseline of bench_live).
   bool keep_alive = true;
+  // Time mode's live check: task first_task + i starts no earlier than
+  // start_at[i] seconds after the run starts (its worker waits for that), so
+  // that when a task meets the server's outage schedule does not depend on
+  // how the tasks before it went. Empty: each starts as soon as a worker is
+  // free. Needs the sliding window (not coordinated_start) and one entry per
+  // task, each finite and >= 0.
+  std::vector<double> start_at;
 };
 inline constexpr int kMaxConcurrency = 10'000;
 inline constexpr int kMaxClientThreads = 256;
@@ -74,6 +81,9 @@ struct LiveTask {
   std::int64_t requests = 0;
   double seconds = 0.0;  // from the task's release to its end
   double started = 0.0;  // its release, in seconds since run_live began
+  // With ClientConfig::start_at: no worker was free at the task's start
+  // time, so it started when one was (its start depends on the tasks before).
+  bool waited_for_worker = false;
   std::string text;      // the last answer the task received
   // False when an answer did not name its task; the outcome is then crash
   // without a kind (a bug of the server or the client, not a fault).

@@ -31,6 +31,7 @@
 
 #include "relsim/core/faults.hpp"
 #include "relsim/core/json.hpp"
+#include "relsim/live/outage.hpp"
 
 namespace relsim {
 
@@ -125,6 +126,10 @@ struct ServerConfig {
   // The request journal's file, created (truncated) before listening; "":
   // none (the journal is still served at GET /control/log).
   std::string log_path;
+  // Outage mode (outage.hpp): every task's requests are answered by the
+  // outage schedule, good or bad by its state when the request is read;
+  // scripts and plans are refused. Its clock starts with the server.
+  std::optional<OutageConfig> outage;
 };
 // Throws InputError naming the value and its valid range.
 void validate(const ServerConfig& config);
@@ -157,6 +162,9 @@ class Server {
   std::size_t release(std::int64_t task);
   // Opens the gate for good (a latch). Returns how many replies waited on it.
   std::size_t open_gate(const std::string& name);
+
+  // Outage mode: the schedule so far (GET /control/outage); nullopt without.
+  std::optional<OutageView> outage_schedule() const;
 
   // Replies of the task now held by stall, slow_headers or a gate.
   std::size_t held(std::int64_t task) const;

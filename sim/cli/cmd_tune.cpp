@@ -1,0 +1,175 @@
+// relsim tune: the retry schedules that reach a target success, their
+// Pareto front and where the well-known schedules fall (sweep/tune.hpp).
+#include <unistd.h>
+
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+#include "relsim/core/json.hpp"
+#include "relsim/core/rng.hpp"
+#include "relsim/sweep/grid.hpp"
+#include "relsim/sweep/tune.hpp"
+#include "relsim/sweep/tune_report.hpp"
+#include "cli/commands.hpp"
+
+namespace relsim::cli {
+namespace {
+
+struct TuneArgs {
+  ModelArgs model;  // --n, --chain and --kinds
+  TimeArgs time;
+  double target = 0.0;
+  std::string objective = "requests";
+  std::string policies = "layered,budgeted";
+  int s_max = TuneSpace{}.s_max, r_max = TuneSpace{}.r_max;
+  std::string budgets = "2,3,4,6,8,12";
+  std::string bases = "0.1,0.25,0.5,1,2,4", caps = "4,8,16,20,32,60", jitters = "0,0.25,1";
+  std::vector<std::string> lists;
+  bool no_grid = false;
+  bool csv = false, json = false, force = false;
+  int threads = 0;
+  long long p99_tasks = TuneConfig{}.p99_tasks;
+  double p99_work = TuneConfig{}.p99_work;
+  std::uint64_t seed = rng::kReferenceSeed;
+  CLI::Option* backoff_option = nullptr;
+};
+
+std::vector<PolicyKind> parse_policies(const std::string& text) {
+  std::vector<PolicyKind> out;
+  std::size_t start = 0;
+  for (;;) {
+    const auto comma = text.find(',', start);
+    out.push_back(parse_policy_kind(text.substr(start, comma == std::string::npos ? comma : comma - start)));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+// A --lists entry: none, W1,W2,... (a list), or any --backoff schedule.
+Backoff parse_list_entry(const std::string& text) {
+  if (text == "none" || text == "sdk" || text.rfind("exp:", 0) == 0 || text.rfind("list:", 0) == 0)
+    return parse_backoff(text);
+  return parse_backoff("list:" + text);
+}
+
+TuneSpace space_of(const TuneArgs& a) {
+  TuneSpace space;
+  space.policies = parse_policies(a.policies);
+  space.s_max = a.s_max;
+  space.r_max = a.r_max;
+  space.budgets.clear();
+  for (const long long b : parse_integer_axis(a.budgets, "budgets")) {
+    if (b < 1 || b > kMaxRequestsPerCall)
+      throw InputError(fmt::format("B = {} is out of range: it must be in [1, {}]", b, kMaxRequestsPerCall));
+    space.budgets.push_back(static_cast<int>(b));
+  }
+  if (a.no_grid) {
+    space.bases.clear();
+  } else {
+    space.bases = parse_real_axis(a.bases, "bases");
+    space.caps = parse_real_axis(a.caps, "caps");
+    space.jitters = parse_real_axis(a.jitters, "jitters");
+  }
+  if (!a.lists.empty()) {
+    space.fixed.clear();
+    for (const auto& entry : a.lists) space.fixed.push_back(parse_list_entry(entry));
+  }
+  return space;
+}
+
+int run_tune_command(const TuneArgs& a) {
+  if (a.csv && a.json) throw InputError("--csv and --json both given: choose one output");
+  if (a.backoff_option->count())
+    throw InputError("--backoff does not apply to tune, which searches the backoff: use --bases, --caps, "
+                     "--jitters and --lists");
+  const std::optional<TimeModel> time = a.time.time_model(a.model);
+  if (!time) throw InputError("tune needs the fault chain in seconds: give --t-good and --t-bad (or --hidden-chain)");
+  TuneConfig config;
+  config.target = a.target;
+  config.time = *time;
+  config.n = a.model.n;
+  config.kinds = a.model.fault_weights();
+  config.objective = parse_tune_objective(a.objective);
+  config.threads = a.threads;
+  config.force = a.force;
+  config.p99_tasks = a.p99_tasks;
+  config.p99_work = a.p99_work;
+  config.seed = a.seed;
+  const TuneSpace space = space_of(a);
+
+  const bool show_progress = ::isatty(STDERR_FILENO) != 0;
+  const auto progress = [&](std::int64_t done, std::int64_t total) {
+    if (show_progress) std::cerr << fmt::format("\rtune: {}/{} schedules", done, total) << (done == total ? "\n" : "");
+  };
+  const TuneResult result = run_tune(space, config, progress);
+  if (a.json) std::cout << dump_json(tune_json(result, space, config, a.time.chain_json(config.time))) << "\n";
+  else if (a.csv) std::cout << tune_csv(result);
+  else std::cout << tune_table(result, config, a.time.chain_words(config.time));
+  return 0;
+}
+
+void add_space_options(CLI::App& cmd, TuneArgs& a) {
+  const std::string axis = "a value, a list a,b,c or a range start:stop:step";
+  cmd.add_option("--policies", a.policies, "policies to search: layered, budgeted or layered,budgeted")
+      ->capture_default_str();
+  cmd.add_option("--s-max", a.s_max, fmt::format("HTTP-layer retries s in 0..s-max, s-max in [0, {}]", kMaxHttpRetries))
+      ->capture_default_str();
+  cmd.add_option("--r-max", a.r_max, fmt::format("stream-layer retries r in 0..r-max, r-max in [0, {}]", kMaxRetries))
+      ->capture_default_str();
+  cmd.add_option("--budgets", a.budgets, "budgeted: requests per call B, " + axis)->capture_default_str();
+  cmd.add_option("--bases", a.bases, "exp backoff grid: base seconds, " + axis)->capture_default_str();
+  cmd.add_option("--caps", a.caps, "exp backoff grid: cap seconds, " + axis)->capture_default_str();
+  cmd.add_option("--jitters", a.jitters, "exp backoff grid: jitter in [0, 1], " + axis)->capture_default_str();
+  cmd.add_flag("--no-grid", a.no_grid, "leave out the exp grid: search --lists only");
+  cmd.add_option("--lists", a.lists,
+                 "fixed schedules besides the grid, each W1,W2,... (waits before retry 1, 2, ...; the last repeats), "
+                 "none, or a --backoff schedule; given, they replace the defaults "
+                 "none 1,2,4,8,16,32 0.5,1,2,4,8,16 1,5,15,30,60 5 10 30");
+}
+
+}  // namespace
+
+Runner add_tune(CLI::App& app) {
+  auto args = std::make_shared<TuneArgs>();
+  auto* cmd = app.add_subcommand(
+      "tune",
+      "retry schedules that reach a target success in time mode (policy layered or budgeted, s, r, B, backoff), "
+      "exact: the Pareto front of success, mean requests and mean seconds (and p99 seconds with "
+      "--objective p99-seconds), best first, and where the SDK default, 10 attempts and AWS standard mode fall");
+  cmd->add_option("--target", args->target, "P(success) to reach, in (0, 1), e.g. 0.99")->required();
+  args->model.n_option =
+      cmd->add_option("--n", args->model.n, fmt::format("model calls per task, in [1, {}]", kMaxCalls))->required();
+  cmd->add_option("--chain", args->model.chain, "chain scope across tasks: fresh or continuous")->capture_default_str();
+  args->model.kinds_option = cmd->add_option("--kinds", args->model.kinds,
+                                             "fault-kind weights of bad requests, e.g. cut=1,stall=1,http_529=2; "
+                                             "default uniform over cut,no_stop,malformed,overloaded,stall");
+  add_time_options(*cmd, args->time);
+  args->backoff_option = cmd->get_option("--backoff");
+  args->backoff_option->description("refused: tune searches the backoff (--bases, --caps, --jitters, --lists)");
+  cmd->add_option("--objective", args->objective,
+                  "the recommendation: least mean requests (requests), least mean-seconds, or least p99-seconds "
+                  "(then p99 is computed for every schedule meeting the target and is a dimension of the front)")
+      ->capture_default_str();
+  add_space_options(*cmd, *args);
+  cmd->add_flag("--csv", args->csv, fmt::format("print the front as CSV: {}", kTuneCsvHeader));
+  cmd->add_flag("--json", args->json,
+                "print one JSON object: front, best, anchors, evaluated, meeting_target, the model and the space");
+  cmd->add_option("--p99-tasks", args->p99_tasks,
+                  "jittered waits: tasks simulated for p99 (exact engine has no wall-time distribution then); "
+                  "0: none")
+      ->capture_default_str();
+  cmd->add_option("--p99-work", args->p99_work,
+                  "fixed waits: work the exact wall-time distribution may cost for p99 (1e7: about 0.3 s) before "
+                  "p99 is simulated instead")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed of those simulations (the same for every schedule)")
+      ->capture_default_str();
+  cmd->add_flag("--force", args->force, fmt::format("search a space of more than {} schedules", kMaxTuneSchedules));
+  cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default); the output does not depend on it")
+      ->capture_default_str();
+  return [args] { return run_tune_command(*args); };
+}
+
+}  // namespace relsim::cli
