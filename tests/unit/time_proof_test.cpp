@@ -20,6 +20,7 @@
 #include "relsim/core/time_model.hpp"
 #include "relsim/exact/exact.hpp"
 #include "support/time_closed_form.hpp"
+#include "support/input_error.hpp"
 
 namespace relsim {
 namespace {
@@ -430,19 +431,7 @@ TEST(TimeChainAveraging, TwoStateStepsAreTheClosedFormsOfDocsTimeMd) {
 }
 
 // ---------------------------------------------------------------- (d)
-template <class F>
-std::string input_error(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw something other than InputError: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "did not throw";
-  return "";
-}
+using relsim::test::input_error;
 
 void expect_names(const std::string& message, const std::string& value) {
   EXPECT_NE(message.find(value), std::string::npos) << "'" << message << "' does not name " << value;

@@ -11,6 +11,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/exact/enumerate.hpp"
 #include "relsim/exact/exact.hpp"
+#include "support/input_error.hpp"
 
 namespace relsim {
 namespace {
@@ -24,20 +25,7 @@ Model model(double p, double q, std::int64_t b = 0, std::int64_t g = 0) {
   return m;
 }
 
-// The InputError message of `f`, or "" (with a test failure) when it did not throw one.
-template <class F>
-std::string input_error(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw something other than InputError: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "did not throw";
-  return "";
-}
+using relsim::test::input_error;
 
 void expect_mentions(const std::string& message, const std::vector<std::string>& words) {
   EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;

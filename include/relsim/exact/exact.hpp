@@ -100,7 +100,7 @@ Eigen::RowVectorXd continuous_start(const Chain& chain, const Policy& policy,
 // wall-time distribution and its quantiles.
 ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactOptions& options = {});
 
-// The quantiles of a sorted distribution (seconds or requests), over all outcomes.
+// The quantiles of a wall-time distribution sorted by seconds, over all outcomes.
 Quantiles seconds_quantiles(const std::vector<SecondsBin>& bins);
 
 // The formula for independent faults, (1 - p^(r+1))^n.
