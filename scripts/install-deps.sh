@@ -11,6 +11,7 @@ packages=(
   openmpi-bin libopenmpi-dev
   python3
   nodejs  # tests/sdk/sdk_test.cpp runs the official TypeScript SDK (npm ci installs it into build/sdk)
+  chromium  # the browser tests (tests/browser/, label browser), driven by playwright-core from npm, which downloads no browser
   jupyter-nbconvert python3-ipykernel python3-pandas python3-matplotlib  # notebooks/ (scripts/run_notebooks.sh)
 )
 packages+=("$@")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds relsim with sanitizers and runs the tests under them (issue 8).
 #
-#   scripts/sanitize.sh asan [ctest args...]  # GCC, AddressSanitizer + UBSan, every label but notebooks, harnesses and wallclock
-#   scripts/sanitize.sh tsan [ctest args...]  # clang-14, ThreadSanitizer, every label but notebooks, harnesses, wallclock and mpi
+#   scripts/sanitize.sh asan [ctest args...]  # GCC, AddressSanitizer + UBSan, every label but notebooks, harnesses, wallclock and browser
+#   scripts/sanitize.sh tsan [ctest args...]  # clang-14, ThreadSanitizer, every label but notebooks, harnesses, wallclock, browser and mpi
 #   scripts/sanitize.sh all                   # both, asan first
 #
 # Extra arguments go to ctest (for example `-R Enumerate` or `-L unit`) and
@@ -23,6 +23,10 @@
 # (relsim live in time mode) is left out too: it holds real waits to a
 # tolerance, which a 5-15x slower instrumented build cannot keep; the outage
 # server's code runs under both in the live label's OutageServer tests.
+# The browser label (the workbench in chromium) is left out as well: the
+# page's checks are the same with or without sanitizers and chromium's start
+# dominates the run; the ui server's own tests in tests/live still run under
+# both.
 #
 # Suppressions live in tests/sanitizers/, each with the reason it exists
 # (only lsan.supp, for Open MPI; TSan needs none).
@@ -79,7 +83,7 @@ asan() {
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
     -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
   local args=("$@")
-  ((${#args[@]})) || args=(-LE '^(notebooks|harnesses|wallclock)$')
+  ((${#args[@]})) || args=(-LE '^(notebooks|harnesses|wallclock|browser)$')
   local asan_options=detect_leaks=1:abort_on_error=1:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1
   # The Mpi tests' ranks (mpirun relsim ...): Open MPI sets the variables of
   # mca_base_env_list in each rank only. The slow unwinder there gives leak
@@ -104,7 +108,7 @@ tsan() {
   # progress threads in each rank, which TSan cannot follow; the ranks
   # themselves are processes and share no memory.
   local args=("$@")
-  ((${#args[@]})) || args=(-LE '^(notebooks|harnesses|wallclock|mpi)$')
+  ((${#args[@]})) || args=(-LE '^(notebooks|harnesses|wallclock|browser|mpi)$')
   # OMP_NUM_THREADS=4 on two cores so OpenMP regions really run threads
   # side by side (tests that set their own thread count keep it).
   # ignore_noninstrumented_modules: libomp's own bookkeeping (its locks,

@@ -24,6 +24,14 @@ std::string per_call_text(const TaskAudit& a) {
   return out;
 }
 
+// The failed checks' names, as --json lists them.
+Json checks_json(const TaskAudit& a) {
+  Json checks = Json::array();
+  for (int c = 0; c < kChecks; ++c)
+    if (a.failed(static_cast<Check>(c))) checks.push_back(std::string(to_string(static_cast<Check>(c))));
+  return checks;
+}
+
 std::string observed_word(const TaskObservation& o) { return o.outcome ? std::string(to_string(*o.outcome)) : ""; }
 
 std::string expected_word(const TaskAudit& a) { return a.ran_off ? "" : a.expected_outcome.name(); }
@@ -131,11 +139,8 @@ Json mismatches_json(const AuditReport& r) {
   for (std::size_t i = 0; i < res.tasks.size() && first.size() < kFirstMismatches; ++i) {
     const TaskAudit& a = res.tasks[i];
     if (a.checks == 0) continue;
-    Json checks = Json::array();
-    for (int c = 0; c < kChecks; ++c)
-      if (a.failed(static_cast<Check>(c))) checks.push_back(std::string(to_string(static_cast<Check>(c))));
     first.push_back(Json{{"task", a.task},
-                         {"checks", checks},
+                         {"checks", checks_json(a)},
                          {"requests_expected", a.expected},
                          {"requests_sent", r.obs->tasks[i].sent},
                          {"outcome_expected", expected_word(a)},
@@ -216,6 +221,26 @@ Json audit_json(const AuditReport& r) {
                         {"refused", obs.refused},
                         {"per_call_max", res.per_call.empty() ? 0 : res.per_call.rbegin()->first},
                         {"per_call", per_call}}}};
+}
+
+Json audit_per_task_json(const AuditReport& r) {
+  Json rows = Json::array();
+  const AuditResult& res = *r.result;
+  for (std::size_t i = 0; i < res.tasks.size(); ++i) {
+    const TaskAudit& a = res.tasks[i];
+    const TaskObservation& o = r.obs->tasks[i];
+    rows.push_back(Json{{"task", a.task},
+                        {"requests_expected", a.expected},
+                        {"requests_sent", o.sent},
+                        {"outcome_expected", expected_word(a)},
+                        {"outcome_reported", observed_word(o)},
+                        {"hang", o.outcome == Outcome::hang},
+                        {"verdict", a.checks ? "mismatch" : "ok"},
+                        {"checks", checks_json(a)},
+                        {"requests_per_call", a.per_call},
+                        {"detail", a.detail}});
+  }
+  return rows;
 }
 
 std::string audit_csv(const AuditReport& r) {

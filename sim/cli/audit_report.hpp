@@ -22,6 +22,9 @@ Json policy_json(const Policy& policy);
 std::string audit_summary(const AuditReport& report);   // the human summary
 std::string audit_per_task(const AuditReport& report);  // --per-task rows, after the summary
 Json audit_json(const AuditReport& report);             // --json
+// --json --per-task: "per_task", the --out CSV's rows as objects (hang a
+// bool, checks and requests_per_call arrays).
+Json audit_per_task_json(const AuditReport& report);
 std::string audit_csv(const AuditReport& report);       // --out
 
 }  // namespace relsim::cli

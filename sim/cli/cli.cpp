@@ -80,6 +80,36 @@ void add_timing_options(CLI::App& cmd, ClientTiming& t) {
       ->capture_default_str();
 }
 
+namespace {
+
+// Commands that are not split over MPI ranks run on rank 0 alone.
+Runner on_root(Runner job) {
+  return [job = std::move(job)] { return parallel::on_root(job, ranks()); };
+}
+
+}  // namespace
+
+Commands::Commands() : app("relsim: how often an agent task finishes when model requests fail in bursts", "relsim") {
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "relsim 0.1.0");
+  // exact, simulate and sweep split their work over MPI ranks themselves.
+  runners = {add_exact(app),          on_root(add_check(app)), on_root(add_plan(app)),  on_root(add_oracle(app)),
+             add_simulate(app),       add_sweep(app),          on_root(add_demo(app)),  on_root(add_live(app)),
+             on_root(add_serve(app)), on_root(add_audit(app)), on_root(add_fit(app)),   on_root(add_tune(app)),
+             on_root(add_ui(app))};
+}
+
+const Runner& Commands::parsed() const {
+  // Subcommands are listed in the order they were added, as are runners.
+  const auto all = app.get_subcommands({});
+  RELSIM_ASSERT(all.size() == runners.size());
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (all[i]->parsed()) return runners[i];
+  // require_subcommand(1) lets no parse end without one.
+  RELSIM_ASSERT(false);
+  return runners.front();
+}
+
 }  // namespace cli
 
 namespace {
@@ -89,36 +119,19 @@ namespace {
 // ends the whole job (parallel::abort_job) instead of leaving the others
 // waiting in a collective.
 int fail(const std::string& line, int code) {
-  if (!parallel::world().single()) parallel::abort_job(line, code);
+  if (!cli::ranks().single()) parallel::abort_job(line, code);
   std::cerr << line << "\n";
   return code;
 }
 
-// Commands that are not split over MPI ranks run on rank 0 alone.
-cli::Runner on_root(cli::Runner job) {
-  return [job = std::move(job)] { return parallel::on_root(job, parallel::world()); };
-}
-
 int dispatch(int argc, char** argv) {
-  CLI::App app{"relsim: how often an agent task finishes when model requests fail in bursts", "relsim"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "relsim 0.1.0");
-  // exact, simulate and sweep split their work over MPI ranks themselves.
-  const std::vector<cli::Runner> runners = {
-      cli::add_exact(app),           on_root(cli::add_check(app)), on_root(cli::add_plan(app)),
-      on_root(cli::add_oracle(app)), cli::add_simulate(app),       cli::add_sweep(app),
-      on_root(cli::add_demo(app)),   on_root(cli::add_live(app)),  on_root(cli::add_serve(app)),
-      on_root(cli::add_audit(app)),  on_root(cli::add_fit(app)),
-      on_root(cli::add_tune(app))};
+  cli::Commands commands;
   try {
-    app.parse(argc, argv);
-    // Subcommands are listed in the order they were added, as are runners.
-    const auto all = app.get_subcommands({});
-    for (std::size_t i = 0; i < all.size(); ++i)
-      if (all[i]->parsed()) return runners.at(i)();
+    commands.app.parse(argc, argv);
+    return commands.parsed()();
   } catch (const CLI::Success& e) {
-    if (!parallel::world().root()) return 0;  // --help and --version, printed once
-    return app.exit(e);
+    if (!cli::ranks().root()) return 0;  // --help and --version, printed once
+    return commands.app.exit(e);
   } catch (const CLI::ParseError& e) {
     return fail(fmt::format("relsim: error: {}", e.what()), cli::kExitInput);
   } catch (const InputError& e) {
@@ -128,7 +141,6 @@ int dispatch(int argc, char** argv) {
     // memory): still one line and a non-zero exit, never a core dump.
     return fail(fmt::format("relsim: internal error: {}", e.what()), cli::kExitInternal);
   }
-  return cli::kExitInput;
 }
 
 }  // namespace

@@ -65,10 +65,12 @@ int run_audit_command(const AuditArgs& a) {
   // The file first: a failure to write it is bad input with nothing printed.
   if (!a.out.empty()) write_file_atomically(a.out, audit_csv(report));
   if (a.json) {
-    std::cout << dump_json(audit_json(report)) << "\n";
+    Json j = audit_json(report);
+    if (a.per_task) j["per_task"] = audit_per_task_json(report);
+    out() << dump_json(j) << "\n";
   } else {
-    std::cout << audit_summary(report);
-    if (a.per_task) std::cout << audit_per_task(report);
+    out() << audit_summary(report);
+    if (a.per_task) out() << audit_per_task(report);
   }
   return result.mismatches > 0 ? kExitMiss : 0;
 }
@@ -101,8 +103,9 @@ Runner add_audit(CLI::App& app) {
       ->excludes(r)
       ->excludes(B);
   a->n_opt = cmd->add_option("--n", a->n, fmt::format("model calls per task, in [1, {}]; default: the plan's", kMaxCalls));
-  auto* json = cmd->add_flag("--json", a->json, "print one JSON object (docs/audit.md) instead of the summary");
-  cmd->add_flag("--per-task", a->per_task, "after the summary, one row per audited task")->excludes(json);
+  cmd->add_flag("--json", a->json, "print one JSON object (docs/audit.md) instead of the summary");
+  cmd->add_flag("--per-task", a->per_task,
+                "after the summary, one row per audited task; with --json, the key \"per_task\" (the --out CSV's rows)");
   cmd->add_option("--out", a->out, "write one CSV row per audited task to this file (written atomically)");
   cmd->add_option("--backoff-base", a->timing.backoff_schedule.base,
                   "the client's backoff before retry k: min(base 2^k, cap) (1 - U/4), seconds, >= 0")

@@ -41,16 +41,16 @@ int run_check(const CheckArgs& a) {
       results.push_back(Json{{"line", kv.line}, {"case", what}, {"expected", kv.expected}, {"computed", got},
                              {"abs_diff", diff}, {"tolerance", kv.tolerance}, {"ok", ok}, {"source", kv.source}});
     } else if (!ok) {
-      std::cout << fmt::format("MISS {}:{}: {}: computed {:.17g}, expected {:.17g}, |diff| {:.3g} > tolerance {:.3g}\n",
+      out() << fmt::format("MISS {}:{}: {}: computed {:.17g}, expected {:.17g}, |diff| {:.3g} > tolerance {:.3g}\n",
                                a.file, kv.line, what, got, kv.expected, diff, kv.tolerance);
     }
   }
   if (a.json) {
-    std::cout << dump_json(Json{{"file", a.file}, {"method", a.method}, {"cases", rows.size()}, {"misses", misses},
+    out() << dump_json(Json{{"file", a.file}, {"method", a.method}, {"cases", rows.size()}, {"misses", misses},
                                 {"results", results}})
               << "\n";
   } else {
-    std::cout << fmt::format("{}: {} cases, {} passed, {} missed ({})\n", a.file, rows.size(),
+    out() << fmt::format("{}: {} cases, {} passed, {} missed ({})\n", a.file, rows.size(),
                              static_cast<int>(rows.size()) - misses, misses, a.method);
   }
   return misses == 0 ? 0 : kExitMiss;

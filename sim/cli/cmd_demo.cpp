@@ -103,18 +103,18 @@ Json demo_json(const std::vector<DemoRow>& rows, const Policy& policy, const Dem
 // The exact and simulated results, then the faults injected by kind.
 void print_simulated(const std::vector<DemoRow>& rows, const Policy& policy, const DemoArgs& a,
                      const FaultWeights& kinds) {
-  std::cout << fmt::format(
+  out() << fmt::format(
       "relsim demo: the reference experiment (docs/model.md)\n"
       "p = 0.3, r = {} retries, n = {} calls, {} tasks per model, seed {}, fault kinds {}\n\n",
       policy.r, policy.n, a.tasks, a.seed, to_string(kinds));
-  std::cout << fmt::format("{:<12} {:>4}  {:>10}  {:>13}  {:>18}  {:>7}  {:>8}  {:>9}\n", "model", "q", "exact",
+  out() << fmt::format("{:<12} {:>4}  {:>10}  {:>13}  {:>18}  {:>7}  {:>8}  {:>9}\n", "model", "q", "exact",
                            "simulated", "95% Wilson", "covered", "requests", "E[req]x N");
   for (const auto& row : rows)
-    std::cout << fmt::format("{:<12} {:>4}  {:>10.6f}  {:>13}  [{:.4f}, {:.4f}]  {:>7}  {:>8}  {:>9.1f}\n", row.name,
+    out() << fmt::format("{:<12} {:>4}  {:>10.6f}  {:>13}  [{:.4f}, {:.4f}]  {:>7}  {:>8}  {:>9.1f}\n", row.name,
                              row.model.q, row.exact.success, fmt::format("{}/{}", row.sim.successes, row.sim.tasks),
                              row.ci.low, row.ci.high, row.ci.covers(row.exact.success) ? "yes" : "NO",
                              row.sim.requests, row.exact.mean_requests * static_cast<double>(row.sim.tasks));
-  std::cout << "\nfaults injected by kind (share of all requests sent)\n";
+  out() << "\nfaults injected by kind (share of all requests sent)\n";
   for (const auto& row : rows) {
     const auto percent = [&](std::int64_t count) {
       return 100.0 * static_cast<double>(count) / static_cast<double>(row.sim.requests);
@@ -126,18 +126,18 @@ void print_simulated(const std::vector<DemoRow>& rows, const Policy& policy, con
       const auto count = row.sim.faults[static_cast<std::size_t>(kind)];
       line += fmt::format("  {} {} ({:.1f}%)", to_string(kind), count, percent(count));
     }
-    std::cout << line << fmt::format("  | all {} ({:.1f}%)\n", total, percent(total));
+    out() << line << fmt::format("  | all {} ({:.1f}%)\n", total, percent(total));
   }
 }
 
 void print_live(const std::vector<DemoRow>& rows, const DemoArgs& a) {
-  std::cout << fmt::format("\nlive: the same tasks over HTTP against the embedded mock server ({} concurrent, "
+  out() << fmt::format("\nlive: the same tasks over HTTP against the embedded mock server ({} concurrent, "
                            "simple policy, 200 ms header and idle timeouts)\n",
                            a.concurrency);
-  std::cout << fmt::format("{:<12} {:>13}  {:>18}  {:>8}  {:>5}  {:>17}  {:>8}\n", "model", "live done",
+  out() << fmt::format("{:<12} {:>13}  {:>18}  {:>8}  {:>5}  {:>17}  {:>8}\n", "model", "live done",
                            "95% Wilson", "requests", "wrong", "oracle mismatches", "seconds");
   for (const auto& row : rows)
-    std::cout << fmt::format("{:<12} {:>13}  [{:.4f}, {:.4f}]  {:>8}  {:>5}  {:>17}  {:>8.2f}\n", row.name,
+    out() << fmt::format("{:<12} {:>13}  [{:.4f}, {:.4f}]  {:>8}  {:>5}  {:>17}  {:>8.2f}\n", row.name,
                              fmt::format("{}/{}", row.live->successes, a.tasks), row.live_ci.low, row.live_ci.high,
                              row.live->requests, row.live->wrong, row.live->mismatches.size(), row.live->wall_seconds);
 }
@@ -149,7 +149,7 @@ int run_demo(const DemoArgs& a) {
     rows.push_back(run_model(name, q, policy, a));
   const FaultWeights kinds = FaultWeights::in_stream_uniform();
   if (a.json) {
-    std::cout << dump_json(demo_json(rows, policy, a, kinds)) << "\n";
+    out() << dump_json(demo_json(rows, policy, a, kinds)) << "\n";
     return 0;
   }
   print_simulated(rows, policy, a, kinds);

@@ -56,7 +56,7 @@ bool write_csvs(const std::vector<std::pair<std::string, std::string>>& outputs)
   bool to_stdout = false;
   for (const auto& [path, text] : outputs) {
     if (path == "-") {
-      std::cout << text;
+      out() << text;
       to_stdout = true;
     } else {
       write_file_atomically(path, text);
@@ -68,9 +68,9 @@ bool write_csvs(const std::vector<std::pair<std::string, std::string>>& outputs)
 // Under mpirun every rank computes the same result (the enumeration split
 // over them); rank 0 alone prints.
 void print(const ExactArgs& a, const Model& model, const Policy& policy, const ExactResult& r) {
-  if (!parallel::world().root()) return;
+  if (!ranks().root()) return;
   if (write_csvs(csv_outputs(a, r, std::nullopt))) return;
-  std::cout << (a.json ? dump_json(exact_json(model, policy, r)) + "\n" : exact_table(model, policy, r));
+  out() << (a.json ? dump_json(exact_json(model, policy, r)) + "\n" : exact_table(model, policy, r));
 }
 
 ExactOptions matrix_options(const ExactArgs& a) {
@@ -87,10 +87,10 @@ int run_exact_time(const ExactArgs& a, const TimeModel& time) {
   if (a.method != "matrix")
     throw InputError(fmt::format("method = '{}': time mode (--t-good, --t-bad) uses --method matrix", a.method));
   const ExactResult r = exact_time(time, policy, matrix_options(a));
-  if (!parallel::world().root()) return 0;
+  if (!ranks().root()) return 0;
   if (write_csvs(csv_outputs(a, r, time))) return 0;
-  if (a.json) std::cout << dump_json(exact_time_json(a.time.chain_json(time), time, policy, r)) << "\n";
-  else std::cout << exact_time_table(a.time.chain_words(time), time, policy, r);
+  if (a.json) out() << dump_json(exact_time_json(a.time.chain_json(time), time, policy, r)) << "\n";
+  else out() << exact_time_table(a.time.chain_words(time), time, policy, r);
   return 0;
 }
 
@@ -102,12 +102,12 @@ int run_exact(const ExactArgs& a) {
     throw InputError(fmt::format("method = '{}' is not a method: use matrix, enumerate or both", a.method));
   const ExactOptions mopt = matrix_options(a);
   const EnumerateOptions eopt{a.max_length, a.threads, a.model.fault_weights()};
-  const parallel::Share ranks = parallel::world();
+  const parallel::Share share = ranks();
   if (a.method != "matrix" && policy.kind != PolicyKind::simple)
     throw InputError(fmt::format("method = {} covers the simple policy only, not policy = {}: use --method matrix",
                                  a.method, to_string(policy.kind)));
   if (a.method == "enumerate") {
-    print(a, model, policy, exact_enumerate(model, policy, eopt, ranks));
+    print(a, model, policy, exact_enumerate(model, policy, eopt, share));
     return 0;
   }
   if (a.method == "matrix") {
@@ -115,19 +115,19 @@ int run_exact(const ExactArgs& a) {
     return 0;
   }
   // Refuse an over-long enumeration before spending time on the matrix.
-  const ExactResult e = exact_enumerate(model, policy, eopt, ranks);
+  const ExactResult e = exact_enumerate(model, policy, eopt, share);
   const ExactResult m = exact_matrix(model, policy, mopt);
   const double diff = max_abs_diff(m, e);
-  if (!parallel::world().root()) return 0;
+  if (!share.root()) return 0;
   if (write_csvs(csv_outputs(a, m, std::nullopt))) return 0;
   if (a.json) {
     Json j = exact_json(model, policy, m);
     j["method"] = "both";
     j["enumerate_success"] = e.success;
     j["max_abs_diff"] = diff;
-    std::cout << dump_json(j) << "\n";
+    out() << dump_json(j) << "\n";
   } else {
-    std::cout << exact_table(model, policy, m) << exact_table(model, policy, e)
+    out() << exact_table(model, policy, m) << exact_table(model, policy, e)
               << fmt::format("max |matrix - enumerate| over success, env_error and every bin: {:.3g}\n", diff);
   }
   return 0;

@@ -1,7 +1,5 @@
 // relsim fit: from request logs to p and q, with intervals, tests and
 // predictions (docs/fit.md).
-#include <unistd.h>
-
 #include <cstdio>
 #include <iostream>
 #include <unordered_map>
@@ -70,7 +68,7 @@ void merge(fit::ReadStats& into, const fit::ReadStats& from) {
 // its file's index, so task "1" of two logs stays two tasks.
 fit::ReadStats read_all(const FitArgs& a, fit::ChainCounter& counter, Sequences* sequences) {
   const fit::Format format = fit::parse_format(a.format);
-  const bool progress = isatty(STDERR_FILENO) != 0;
+  const bool progress = terminal_progress();
   fit::ReadStats stats;
   for (std::size_t i = 0; i < a.files.size(); ++i) {
     const std::string& path = a.files[i];
@@ -146,7 +144,7 @@ int run_fit(const FitArgs& a) {
   if (states == 0) report.hidden = fit::fit_hidden_auto(sequences.tasks, kAutoHiddenStates, a.seed, a.restarts);
   else if (states > 0) report.hidden = fit::fit_hidden(sequences.tasks, states, a.seed, a.restarts);
   // Everything is computed before anything is printed: bad input leaves stdout empty.
-  std::cout << (a.json ? dump_json(fit_json(report)) + "\n" : fit_text(report));
+  out() << (a.json ? dump_json(fit_json(report)) + "\n" : fit_text(report));
   return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "relsim/montecarlo/stats.hpp"
 #include "cli/commands.hpp"
 #include "cli/live_time_report.hpp"
+#include "cli/live_timeline.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -25,7 +26,7 @@ struct LiveArgs {
   std::string fault, times = "once", plan_file;
   ClientTiming timing = live_timing();
   LiveOptions options;
-  bool json = false;
+  bool json = false, timeline = false;
   std::string out;
   // Time mode (--t-good --t-bad): the server in outage mode.
   TimeArgs time;
@@ -89,11 +90,11 @@ Json live_json(const LiveArgs& a, const Policy& policy, const LiveSummary& s) {
 
 // A scripted run: every task, live against the oracle.
 void print_scripted(const LiveArgs& a, const Policy& policy, const LiveCheck& check) {
-  std::cout << fmt::format("relsim live: {} {} under {}\n", a.fault, a.times, describe(policy));
-  std::cout << fmt::format("  {:>5}  {:<24} {:>8} {:>10}   {:<24} {:>8} {:>12}\n", "task", "live outcome",
+  out() << fmt::format("relsim live: {} {} under {}\n", a.fault, a.times, describe(policy));
+  out() << fmt::format("  {:>5}  {:<24} {:>8} {:>10}   {:<24} {:>8} {:>12}\n", "task", "live outcome",
                            "requests", "waited s", "oracle outcome", "requests", "waits <= s");
   for (std::size_t i = 0; i < check.live.size(); ++i)
-    std::cout << fmt::format("  {:>5}  {:<24} {:>8} {:>10.3f}   {:<24} {:>8} {:>12.3f}\n", check.live[i].task,
+    out() << fmt::format("  {:>5}  {:<24} {:>8} {:>10.3f}   {:<24} {:>8} {:>12.3f}\n", check.live[i].task,
                              check.live[i].outcome.name(), check.live[i].requests, check.live[i].seconds,
                              check.oracle[i].outcome.name(), check.oracle[i].requests,
                              check.oracle[i].max_wait_seconds);
@@ -102,14 +103,14 @@ void print_scripted(const LiveArgs& a, const Policy& policy, const LiveCheck& ch
 // A generated or replayed run: the counts, and the interval against the exact value.
 void print_counts(const LiveArgs& a, const Policy& policy, const LiveSummary& s) {
   const LiveCheck& check = s.check;
-  std::cout << fmt::format("relsim live: {} tasks, {} policy, {} concurrent, {:.2f} s\n", s.tasks,
+  out() << fmt::format("relsim live: {} tasks, {} policy, {} concurrent, {:.2f} s\n", s.tasks,
                            to_string(policy.kind), a.options.concurrency, check.wall_seconds);
-  std::cout << fmt::format("  done {}/{}  95% Wilson [{:.4f}, {:.4f}]{}\n", check.successes, s.tasks, s.ci.low,
+  out() << fmt::format("  done {}/{}  95% Wilson [{:.4f}, {:.4f}]{}\n", check.successes, s.tasks, s.ci.low,
                            s.ci.high,
                            s.exact ? fmt::format("  exact {:.6f} ({})", *s.exact, s.ci.covers(*s.exact) ? "covered" : "NOT covered") : "");
-  std::cout << fmt::format("  requests {}  wrong outcomes {}\n", check.requests, check.wrong);
+  out() << fmt::format("  requests {}  wrong outcomes {}\n", check.requests, check.wrong);
   for (const auto& [name, count] : check.outcomes)
-    if (name != "done") std::cout << fmt::format("  {:<24} {}\n", name, count);
+    if (name != "done") out() << fmt::format("  {:<24} {}\n", name, count);
 }
 
 // Options of the plan-driven check that time mode has no use for, and why.
@@ -123,7 +124,8 @@ void refuse_in_time_mode(const LiveArgs& a) {
       {"--backoff-cap", "give --backoff exp:BASE,CAP,JITTER"},
       {"--hidden-chain", "the mock's outage mode has two states: give --t-good and --t-bad"},
       {"--request-seconds", "the mock answers at once, and the exact value takes 0 s"},
-      {"--fault-seconds", "a slow_headers fault takes the client's --header-timeout and a stall its --idle-timeout"}};
+      {"--fault-seconds", "a slow_headers fault takes the client's --header-timeout and a stall its --idle-timeout"},
+      {"--timeline", "it draws the requests of a plan's tasks: give --fault, --plan or --p"}};
   for (const auto& [name, why] : refused)
     if (a.given(name)) throw InputError(fmt::format("{} does not apply to relsim live in time mode: {}", name, why));
   if (parse_chain_scope(a.model.chain) != ChainScope::fresh)
@@ -161,8 +163,8 @@ TimeLiveConfig time_live_config(const LiveArgs& a) {
 int run_time_mode(const LiveArgs& a) {
   const TimeLiveCheck check = run_time_live_check(time_live_config(a));
   if (!a.out.empty()) write_file_atomically(a.out, time_live_csv(check));
-  if (a.json) std::cout << dump_json(time_live_json(check)) << "\n";
-  else std::cout << time_live_summary(check);
+  if (a.json) out() << dump_json(time_live_json(check)) << "\n";
+  else out() << time_live_summary(check);
   for (const std::string& p : check.problems) std::cerr << "relsim live: " << p << "\n";
   if (!check.covered())
     std::cerr << fmt::format("relsim live: the exact success {:.6f} is outside the interval [{:.4f}, {:.4f}]\n",
@@ -171,6 +173,8 @@ int run_time_mode(const LiveArgs& a) {
 }
 
 int run_live_command(const LiveArgs& a) {
+  if (a.timeline && !a.json)
+    throw InputError("--timeline adds a key to the --json object: give --json too");
   if (a.time.timed()) return run_time_mode(a);
   a.time.time_model(a.model);  // refuses a time option without --t-good and --t-bad
   const Policy policy = a.model.policy();
@@ -183,6 +187,7 @@ int run_live_command(const LiveArgs& a) {
   const Plan plan = live_plan(a, policy, config, model);
   LiveOptions options = a.options;
   options.jitter_seed = a.seed;
+  options.keep_logs = a.timeline;
   const LiveCheck check = run_live_check(plan, policy, a.timing, options);
   const auto tasks = static_cast<std::int64_t>(check.live.size());
   LiveSummary summary{check, tasks, binomial_interval(IntervalKind::wilson, check.successes, tasks, 0.95), std::nullopt};
@@ -194,7 +199,11 @@ int run_live_command(const LiveArgs& a) {
   }
   if (!a.out.empty()) write_file_atomically(a.out, live_csv(check));
 
-  if (a.json) std::cout << dump_json(live_json(a, policy, summary)) << "\n";
+  if (a.json) {
+    Json j = live_json(a, policy, summary);
+    if (a.timeline) j["timeline"] = live_timeline_json(check);
+    out() << dump_json(j) << "\n";
+  }
   else if (!a.fault.empty()) print_scripted(a, policy, check);
   else print_counts(a, policy, summary);
   for (auto t : check.mismatches) {
@@ -204,7 +213,7 @@ int run_live_command(const LiveArgs& a) {
                              check.live[i].requests, check.live[i].error);
   }
   if (!a.json)
-    std::cout << fmt::format("  oracle mismatches: {}\n", check.mismatches.size());
+    out() << fmt::format("  oracle mismatches: {}\n", check.mismatches.size());
   return check.mismatches.empty() ? 0 : kExitMiss;
 }
 
@@ -237,6 +246,9 @@ Runner add_live(CLI::App& app) {
   cmd->add_option("--server-threads", a->options.server_threads, "threads running the server")->capture_default_str();
   add_timing_options(*cmd, a->timing);
   cmd->add_flag("--json", a->json, "print one JSON object");
+  cmd->add_flag("--timeline", a->timeline,
+                "with --json: add \"timeline\", each task against the oracle and each request as the server logged it "
+                "(start and end ms, reply, status, retry count, retry layer)");
   cmd->add_option("--out", a->out, "per-task CSV (oracle and live outcome, requests, seconds, match), atomically");
   add_time_options(*cmd, a->time);
   a->time.time_only.push_back(

@@ -1,5 +1,4 @@
 // relsim oracle: predict each task's outcome and requests from a plan, without any network.
-#include <iostream>
 #include <type_traits>
 #include <utility>
 
@@ -7,6 +6,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/live/oracle.hpp"
+#include "relsim/live/plan.hpp"
 #include "cli/commands.hpp"
 
 namespace relsim::cli {
@@ -16,9 +16,33 @@ struct OracleArgs {
   std::string file;
   ModelArgs model;  // policy fields only
   CLI::Option *n_opt = nullptr, *r_opt = nullptr, *s_opt = nullptr, *b_opt = nullptr, *policy_opt = nullptr;
+  // A scripted plan instead of the file (as relsim live --fault runs).
+  std::string fault, times = "once";
+  long long tasks = 1;
+  CLI::Option *fault_opt = nullptr, *times_opt = nullptr, *tasks_opt = nullptr;
   ClientTiming timing;
   bool json = false, per_task = false;
+  bool scripted() const { return fault_opt->count() > 0; }
 };
+
+// The plan file, or with --fault the scripted plan (then its policy is the
+// options' alone, layered by default as for relsim live).
+Plan oracle_plan(const OracleArgs& a) {
+  if (a.scripted() == !a.file.empty())
+    throw InputError(a.scripted() ? "oracle: give a plan file or --fault KIND --times once|always, not both"
+                                  : "oracle: give a plan file, or --fault KIND --times once|always for a scripted plan");
+  if (!a.scripted()) {
+    for (const CLI::Option* o : {a.times_opt, a.tasks_opt})
+      if (o->count())
+        throw InputError(fmt::format("oracle: {} applies to a scripted plan only: give --fault KIND", o->get_name()));
+    return read_plan(a.file);
+  }
+  if (!a.n_opt->count())
+    throw InputError(fmt::format("oracle --fault: give --n, the model calls per task, in [1, {}]", kMaxCalls));
+  ModelArgs model = a.model;
+  if (!a.policy_opt->count()) model.policy_kind = "layered";
+  return scripted_plan(a.tasks, parse_fault_kind(a.fault), parse_times(a.times), model.policy());
+}
 
 // Policy flags given on the command line win; the rest come from the plan's header.
 Policy policy_for(const OracleArgs& a, const Plan& plan) {
@@ -88,57 +112,69 @@ std::string time_words(const Json& time) {
   return out;
 }
 
+Json oracle_json(const OracleArgs& a, const Plan& plan, const Policy& policy, const OracleResult& res) {
+  Json outcomes = Json::object();
+  for (int o = 0; o < kOutcomeClasses; ++o)
+    if (res.outcomes[static_cast<std::size_t>(o)] > 0) outcomes[outcome_class(o).name()] = res.outcomes[static_cast<std::size_t>(o)];
+  Json faults = Json::object();
+  for (int k = 0; k < kFaultKinds; ++k)
+    if (res.faults[static_cast<std::size_t>(k)] > 0) faults[std::string(to_string(static_cast<FaultKind>(k)))] = res.faults[static_cast<std::size_t>(k)];
+  Json j = Json::object();
+  j["plan"] = a.scripted() ? std::string("scripted") : a.file;
+  if (a.scripted()) {
+    j["fault"] = plan.header["fault"];
+    j["times"] = plan.header["times"];
+  }
+  j.update(Json{{"policy", std::string(to_string(policy.kind))},
+                {"n", policy.n},           {"r", policy.r},
+                {"s", policy.s},           {"B", policy.B},
+                {"tasks", static_cast<std::int64_t>(res.tasks.size())},
+                {"successes", res.outcomes[0]},
+                {"outcomes", outcomes},    {"requests", res.requests},
+                {"faults", faults},        {"wrong", res.wrong}});
+  if (res.timed) {
+    j["chain"] = plan.header.value("chain", Json(nullptr));
+    j["time"] = plan.header["time"];
+    j["total_microseconds"] = res.planned_microseconds;
+    j["mean_seconds"] = mean_seconds(res);
+  }
+  if (a.per_task) {
+    Json per = Json::array();
+    for (const auto& p : res.tasks) {
+      per.push_back(Json{{"task", p.task}, {"outcome", p.outcome.name()}, {"requests", p.requests},
+                         {"max_wait_seconds", p.max_wait_seconds}});
+      if (res.timed) per.back()["seconds"] = p.planned_seconds;
+    }
+    j["per_task"] = std::move(per);
+  }
+  return j;
+}
+
 int run_oracle_command(const OracleArgs& a) {
   validate(a.timing);
-  const Plan plan = read_plan(a.file);
+  const Plan plan = oracle_plan(a);
   const Policy policy = policy_for(a, plan);
   check_time_policy(a, plan, policy);
   const OracleResult res = run_oracle(policy, plan, a.timing);
-  const auto tasks = static_cast<std::int64_t>(res.tasks.size());
   if (a.json) {
-    Json outcomes = Json::object();
-    for (int o = 0; o < kOutcomeClasses; ++o)
-      if (res.outcomes[static_cast<std::size_t>(o)] > 0) outcomes[outcome_class(o).name()] = res.outcomes[static_cast<std::size_t>(o)];
-    Json faults = Json::object();
-    for (int k = 0; k < kFaultKinds; ++k)
-      if (res.faults[static_cast<std::size_t>(k)] > 0) faults[std::string(to_string(static_cast<FaultKind>(k)))] = res.faults[static_cast<std::size_t>(k)];
-    Json j{{"plan", a.file},          {"policy", std::string(to_string(policy.kind))},
-           {"n", policy.n},           {"r", policy.r},
-           {"s", policy.s},           {"B", policy.B},
-           {"tasks", tasks},          {"successes", res.outcomes[0]},
-           {"outcomes", outcomes},    {"requests", res.requests},
-           {"faults", faults},        {"wrong", res.wrong}};
-    if (res.timed) {
-      j["chain"] = plan.header.value("chain", Json(nullptr));
-      j["time"] = plan.header["time"];
-      j["total_microseconds"] = res.planned_microseconds;
-      j["mean_seconds"] = mean_seconds(res);
-    }
-    if (a.per_task) {
-      Json per = Json::array();
-      for (const auto& p : res.tasks) {
-        per.push_back(Json{{"task", p.task}, {"outcome", p.outcome.name()}, {"requests", p.requests},
-                           {"max_wait_seconds", p.max_wait_seconds}});
-        if (res.timed) per.back()["seconds"] = p.planned_seconds;
-      }
-      j["per_task"] = std::move(per);
-    }
-    std::cout << dump_json(j) << "\n";
+    out() << dump_json(oracle_json(a, plan, policy, res)) << "\n";
     return 0;
   }
-  std::cout << fmt::format("relsim oracle: {} ({})\n", a.file, describe(policy));
-  std::cout << fmt::format("  tasks {}, done {}, requests {}, wrong {}\n", tasks, res.outcomes[0], res.requests, res.wrong);
+  const std::string source = a.scripted() ? fmt::format("scripted {} {}", a.fault, a.times) : a.file;
+  out() << fmt::format("relsim oracle: {} ({})\n", source, describe(policy));
+  out() << fmt::format("  tasks {}, done {}, requests {}, wrong {}\n", res.tasks.size(), res.outcomes[0], res.requests,
+                       res.wrong);
   if (res.timed)
-    std::cout << fmt::format("  time mode ({}): planned wall time per task, mean {:.6g} s\n",
-                             time_words(plan.header["time"]), mean_seconds(res));
+    out() << fmt::format("  time mode ({}): planned wall time per task, mean {:.6g} s\n",
+                         time_words(plan.header["time"]), mean_seconds(res));
   for (int o = 1; o < kOutcomeClasses; ++o)
     if (res.outcomes[static_cast<std::size_t>(o)] > 0)
-      std::cout << fmt::format("  {:<24} {}\n", outcome_class(o).name(), res.outcomes[static_cast<std::size_t>(o)]);
+      out() << fmt::format("  {:<24} {}\n", outcome_class(o).name(), res.outcomes[static_cast<std::size_t>(o)]);
   if (a.per_task)
     for (const auto& p : res.tasks)
-      std::cout << fmt::format("  task {:>6}  {:<24} requests {:>4}  waits at most {:.3f} s{}\n", p.task,
-                               p.outcome.name(), p.requests, p.max_wait_seconds,
-                               res.timed ? fmt::format("  planned {:.6g} s", p.planned_seconds) : std::string());
+      out() << fmt::format("  task {:>6}  {:<24} requests {:>4}  waits at most {:.3f} s{}\n", p.task,
+                           p.outcome.name(), p.requests, p.max_wait_seconds,
+                           res.timed ? fmt::format("  planned {:.6g} s", p.planned_seconds) : std::string());
   return 0;
 }
 
@@ -146,11 +182,20 @@ int run_oracle_command(const OracleArgs& a) {
 
 Runner add_oracle(CLI::App& app) {
   auto a = std::make_shared<OracleArgs>();
-  auto* cmd = app.add_subcommand("oracle", "predict each task's outcome, requests and longest wait from a plan file");
-  cmd->add_option("plan", a->file, "plan file (JSON Lines, from relsim plan)")->required();
-  a->policy_opt = cmd->add_option("--policy", a->model.policy_kind, "simple, naive, layered or budgeted; default: the plan's");
-  a->n_opt = cmd->add_option("--n", a->model.n, "calls per task; default: the plan's");
-  a->r_opt = cmd->add_option("--r", a->model.r, "stream-layer retries; default: the plan's");
+  auto* cmd = app.add_subcommand(
+      "oracle",
+      "predict each task's outcome, requests and longest wait from a plan file, or from a scripted plan\n"
+      "  (--fault KIND --times once|always: the fault on each task's first request or on every one, as relsim live\n"
+      "  --fault runs it)");
+  cmd->add_option("plan", a->file, "plan file (JSON Lines, from relsim plan); or give --fault");
+  a->fault_opt = cmd->add_option("--fault", a->fault, "instead of a plan file: a scripted plan with this fault kind");
+  a->times_opt = cmd->add_option("--times", a->times, "with --fault: once or always")->capture_default_str();
+  a->tasks_opt = cmd->add_option("--tasks", a->tasks, fmt::format("with --fault: tasks, in [1, {}]", kMaxPlanTasks))
+                     ->capture_default_str();
+  a->policy_opt = cmd->add_option("--policy", a->model.policy_kind,
+                                  "simple, naive, layered or budgeted; default: the plan's (with --fault: layered)");
+  a->n_opt = cmd->add_option("--n", a->model.n, "calls per task; default: the plan's (with --fault: required)");
+  a->r_opt = cmd->add_option("--r", a->model.r, "stream-layer retries; default: the plan's (with --fault: 0)");
   a->s_opt = cmd->add_option("--s", a->model.s, "HTTP-layer retries; default: the plan's, else 2");
   a->b_opt = cmd->add_option("--B", a->model.B, "budgeted: requests per call; default: the plan's");
   add_timing_options(*cmd, a->timing);

@@ -62,7 +62,7 @@ int run_plan(const PlanArgs& a) {
                           : generate_plan(a.model.model(), a.model.policy(), config);
   }
   const std::string text = write_plan(plan);
-  if (a.out.empty()) std::cout << text;
+  if (a.out.empty()) out() << text;
   else write_file_atomically(a.out, text);
   return 0;
 }

@@ -1,8 +1,6 @@
 // relsim serve: the fault-injecting mock server, standalone, until SIGINT or SIGTERM.
-#include <csignal>
 #include <iostream>
 #include <optional>
-#include <pthread.h>
 
 #include <fmt/format.h>
 
@@ -12,6 +10,7 @@
 #include "relsim/live/plan.hpp"
 #include "relsim/live/server/server.hpp"
 #include "cli/commands.hpp"
+#include "cli/stop_signals.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -62,26 +61,18 @@ int run_serve(const ServeArgs& a) {
   Plan plan;
   if (!a.plan.empty()) plan = read_plan(a.plan);
 
-  // The signals are taken by sigwait below, never by a handler: block them
-  // before the server's threads start so that they inherit the mask.
-  sigset_t stop_signals, previous;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
   int code = 0;
+  StopSignals signals;  // before the server's threads start
   {
     // With a plan, the server loads it before listening: the log's header
     // names its number of tasks. The log file is created before either.
     std::optional<Server> server;
     if (a.plan.empty()) server.emplace(config);
     else server.emplace(config, plan);
-    std::cout << fmt::format("relsim serve: listening on http://127.0.0.1:{}", server->port()) << std::endl;
-    int signal = 0;
-    sigwait(&stop_signals, &signal);
+    out() << fmt::format("relsim serve: listening on http://127.0.0.1:{}", server->port()) << std::endl;
+    signals.wait();
     server->stop();  // the requests still open are logged "stopped", the log file closed
   }
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return code;
 }
 

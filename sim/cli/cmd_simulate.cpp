@@ -2,15 +2,13 @@
 // budgeted), its confidence interval, and whether that covers the exact value;
 // in time mode (--t-good, --t-bad) also the wall time per task, its mean and
 // quantiles with intervals.
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <optional>
-#include <iostream>
 
 #include <fmt/format.h>
 
@@ -29,7 +27,7 @@
 namespace relsim::cli {
 namespace {
 
-// Progress is shown only on a terminal and only for runs long enough to wait for.
+// A progress line is shown only on a terminal and only for runs long enough to wait for.
 constexpr std::int64_t kProgressMinTasks = 20'000'000;
 
 struct SimulateArgs {
@@ -105,17 +103,32 @@ SimulateSetup simulate_setup(const SimulateArgs& a) {
   validate(config);
   // Under mpirun each rank runs its share of the chunks or lanes; rank 0
   // alone prints.
-  config.share = parallel::world();
+  config.share = ranks();
   return setup;
 }
 
-// A progress line on stderr, for rank 0 on a terminal and a run long enough
-// to wait for; returns whether it is shown.
-bool attach_progress(SimConfig& config) {
-  if (!(config.share.root() && ::isatty(STDERR_FILENO) && config.tasks >= kProgressMinTasks)) return false;
+// How the run reports its progress: to the workbench's hook (hooks(), every
+// run, done counted over the whole run), or as a line on stderr for rank 0 on
+// a terminal and a run long enough to wait for; or not at all.
+enum class Shown { none, line, hook };
+
+// The workbench's hook gets (done, total), strictly increasing; the engines
+// call this on OpenMP's thread 0 only, which is the command's thread, so the
+// hook may throw Cancelled there (carried out of the region by FirstError).
+Shown attach_progress(SimConfig& config) {
+  const std::int64_t total = config.tasks;
+  if (const ui::CommandHooks* h = hooks(); h && h->progress) {
+    auto last = std::make_shared<std::int64_t>(0);
+    config.progress = [last, total, report = h->progress](std::int64_t done) {
+      if (done <= *last) return;
+      *last = std::min(total, done);
+      report(*last, total);
+    };
+    return Shown::hook;
+  }
+  if (!(terminal_progress() && config.tasks >= kProgressMinTasks)) return Shown::none;
   using Clock = std::chrono::steady_clock;
   auto last = std::make_shared<Clock::time_point>(Clock::now());
-  const std::int64_t total = config.tasks;
   const std::int64_t ranks = config.share.ranks;
   config.progress = [last, total, ranks](std::int64_t mine) {
     // Ranks run shares of equal size: rank 0's count times the ranks.
@@ -127,7 +140,14 @@ bool attach_progress(SimConfig& config) {
                  static_cast<long long>(total), 100.0 * static_cast<double>(done) / static_cast<double>(total));
     std::fflush(stderr);
   };
-  return true;
+  return Shown::line;
+}
+
+// After the run: the hook's last report is the whole run (thread 0 may have
+// run none of the last units); the terminal's line is cleared.
+void end_progress(const SimConfig& config, Shown shown) {
+  if (shown == Shown::hook) config.progress(config.tasks);
+  if (shown == Shown::line) std::fprintf(stderr, "\r\033[K");
 }
 
 // What the run found: the simulation, the exact value and the interval.
@@ -150,7 +170,7 @@ struct SimulateReport {
 // The run (every rank): the simulation, then the exact value its interval
 // is checked against.
 SimulateReport simulate_and_check(SimulateSetup& setup) {
-  const bool show_progress = attach_progress(setup.config);
+  const Shown shown = attach_progress(setup.config);
   SimulateReport r;
   ExactOptions exact_options;
   exact_options.distribution = false;
@@ -160,13 +180,13 @@ SimulateReport simulate_and_check(SimulateSetup& setup) {
     time_options.confidence = setup.confidence;
     r.timed = simulate_time(*setup.time, setup.policy, setup.config, time_options);
     r.sim = r.timed->counts;
-    if (show_progress) std::fprintf(stderr, "\r\033[K");
+    end_progress(setup.config, shown);
     const ExactResult exact = exact_time(*setup.time, setup.policy, exact_options);
     r.exact = exact.success;
     r.exact_mean_seconds = exact.mean_seconds;
   } else {
     r.sim = simulate(setup.model, setup.policy, setup.config);
-    if (show_progress) std::fprintf(stderr, "\r\033[K");
+    end_progress(setup.config, shown);
     r.exact = exact_matrix(setup.model, setup.policy, exact_options).success;
   }
   // Tasks of a continuous lane are correlated; the interval then widens by
@@ -317,8 +337,8 @@ int run_simulate(const SimulateArgs& a) {
   SimulateSetup setup = simulate_setup(a);
   const SimulateReport report = simulate_and_check(setup);
   if (!setup.config.share.root()) return 0;
-  if (a.json) std::cout << dump_json(simulate_json(setup, report)) << "\n";
-  else std::cout << simulate_table(setup, report);
+  if (a.json) out() << dump_json(simulate_json(setup, report)) << "\n";
+  else out() << simulate_table(setup, report);
   return 0;
 }
 

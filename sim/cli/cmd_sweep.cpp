@@ -1,8 +1,6 @@
 // relsim sweep: exact (and simulated) success over a grid of parameters, as
 // CSV; over the policies and, in time mode (--t-good, --t-bad), the time
 // options too.
-#include <unistd.h>
-
 #include <iostream>
 
 #include <fmt/format.h>
@@ -113,18 +111,22 @@ int run_sweep_command(const SweepArgs& a) {
   config.strict = a.strict;
   // Under mpirun the points go round-robin to the ranks; rank 0 alone
   // prints and writes.
-  config.share = parallel::world();
+  config.share = ranks();
 
-  const bool show_progress = config.share.root() && ::isatty(STDERR_FILENO) != 0;
+  // Points done: to the workbench's hook (called on this thread, so it may
+  // throw Cancelled), or as a line on a terminal.
+  const ui::CommandHooks* h = hooks();
+  const bool show_progress = terminal_progress();
   const auto progress = [&](std::int64_t done, std::int64_t total) {
-    if (show_progress) std::cerr << fmt::format("\rsweep: {}/{} points", done, total) << (done == total ? "\n" : "");
+    if (h && h->progress) h->progress(done, total);
+    else if (show_progress) std::cerr << fmt::format("\rsweep: {}/{} points", done, total) << (done == total ? "\n" : "");
   };
   const SweepOutcome result = run_sweep(grid, config, progress);
   if (!config.share.root()) return 0;
   if (result.skipped > 0)
     std::cerr << fmt::format("sweep: skipped {} invalid grid point(s), the first because {}\n", result.skipped,
                              result.first_skip);
-  if (a.out.empty()) std::cout << result.csv;
+  if (a.out.empty()) out() << result.csv;
   else write_file_atomically(a.out, result.csv);
   return 0;
 }

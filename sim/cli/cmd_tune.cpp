@@ -1,7 +1,5 @@
 // relsim tune: the retry schedules that reach a target success, their
 // Pareto front and where the well-known schedules fall (sweep/tune.hpp).
-#include <unistd.h>
-
 #include <iostream>
 
 #include <fmt/format.h>
@@ -99,14 +97,14 @@ int run_tune_command(const TuneArgs& a) {
   config.seed = a.seed;
   const TuneSpace space = space_of(a);
 
-  const bool show_progress = ::isatty(STDERR_FILENO) != 0;
+  const bool show_progress = terminal_progress();
   const auto progress = [&](std::int64_t done, std::int64_t total) {
     if (show_progress) std::cerr << fmt::format("\rtune: {}/{} schedules", done, total) << (done == total ? "\n" : "");
   };
   const TuneResult result = run_tune(space, config, progress);
-  if (a.json) std::cout << dump_json(tune_json(result, space, config, a.time.chain_json(config.time))) << "\n";
-  else if (a.csv) std::cout << tune_csv(result);
-  else std::cout << tune_table(result, config, a.time.chain_words(config.time));
+  if (a.json) out() << dump_json(tune_json(result, space, config, a.time.chain_json(config.time))) << "\n";
+  else if (a.csv) out() << tune_csv(result);
+  else out() << tune_table(result, config, a.time.chain_words(config.time));
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@
 #include "relsim/core/policy.hpp"
 #include "relsim/core/time_model.hpp"
 #include "relsim/live/timing.hpp"
+#include "relsim/parallel/parallel.hpp"
+#include "relsim/ui/command.hpp"
 
 namespace relsim::cli {
 
@@ -26,6 +29,28 @@ inline constexpr int kExitInput = 2;
 inline constexpr int kExitInternal = 3;
 
 using Runner = std::function<int()>;
+
+// ---- Where a command runs (run_command.cpp) --------------------------------
+// A command runs either from the command line (run_cli) or in-process for the
+// workbench (run_command, cli.hpp), possibly on several threads at once. The
+// state of an in-process run is thread-local, set by run_command for the
+// command's duration: no global changes, so two threads never see each
+// other's.
+//
+// Where a command prints its standard output: run_command's buffer on its
+// thread, else std::cout.
+std::ostream& out();
+// run_command's hooks on this thread; nullptr from the command line.
+const ui::CommandHooks* hooks();
+// The MPI ranks a command splits its work over: parallel::world() from the
+// command line; one process in-process, where the workbench's threads may not
+// call MPI (the Session is FUNNELED: the main thread alone) and the other
+// ranks, waiting in on_root for `relsim ui` to end, would not take part.
+parallel::Share ranks();
+// Whether a command may draw a progress line on stderr: from the command
+// line, on rank 0, with stderr a terminal (in-process it would write into the
+// terminal of whoever started `relsim ui`).
+bool terminal_progress();
 
 // --p --q --r --n --b --g --chain, shared by every command that takes a model.
 struct ModelArgs {
@@ -110,5 +135,17 @@ Runner add_serve(CLI::App& app);
 Runner add_audit(CLI::App& app);
 Runner add_fit(CLI::App& app);
 Runner add_tune(CLI::App& app);
+Runner add_ui(CLI::App& app);
+
+// The relsim command line: every subcommand registered, each with its runner
+// (commands not split over MPI ranks wrapped to run on rank 0). Both run_cli
+// and run_command parse with it, so the two never differ.
+struct Commands {
+  Commands();
+  CLI::App app;
+  std::vector<Runner> runners;  // in the order of app's subcommands
+  // The runner of the subcommand parse() found; call after app.parse.
+  const Runner& parsed() const;
+};
 
 }  // namespace relsim::cli

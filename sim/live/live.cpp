@@ -45,7 +45,9 @@ LiveCheck run_live_check(const Plan& plan, const Policy& policy, const ClientTim
   const auto start = std::chrono::steady_clock::now();
   check.live = run_live(client, 0, static_cast<std::int64_t>(plan.tasks.size()));
   check.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  server.stop();
+  server.stop();  // the requests still open are logged "stopped", so every log is final
+  if (options.keep_logs)
+    for (std::int64_t t = 0; t < static_cast<std::int64_t>(plan.tasks.size()); ++t) check.logs.push_back(server.log(t));
 
   RELSIM_ASSERT(check.live.size() == check.oracle.size());
   for (std::size_t i = 0; i < check.live.size(); ++i) {

@@ -5,10 +5,7 @@
 // (montecarlo/simulate_policy.hpp).
 #include "relsim/montecarlo/simulate.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -20,6 +17,7 @@
 #include "montecarlo/fail_task_hook.hpp"
 #include "montecarlo/for_each_unit.hpp"
 #include "montecarlo/kernel.hpp"
+#include "montecarlo/progress.hpp"
 #include "montecarlo/result.hpp"
 #include "montecarlo/simulate_policy.hpp"
 
@@ -27,21 +25,7 @@ namespace relsim {
 namespace {
 
 using detail::kChunk;
-
-// Tasks finished so far on this rank, for SimConfig::progress (called from
-// OpenMP's thread 0 only).
-class Progress {
- public:
-  explicit Progress(const std::function<void(std::int64_t)>& callback) : callback_(callback) {}
-  void add(std::int64_t count) {
-    const std::int64_t now = finished_.fetch_add(count, std::memory_order_relaxed) + count;
-    if (callback_ && omp_get_thread_num() == 0) callback_(now);
-  }
-
- private:
-  const std::function<void(std::int64_t)>& callback_;
-  std::atomic<std::int64_t> finished_{0};
-};
+using detail::Progress;
 
 // What every chunk of one run of the kernels shares.
 struct KernelRun {
@@ -51,6 +35,13 @@ struct KernelRun {
   std::size_t bins;
   const detail::FailTaskHook& hook;
   Progress progress;
+
+  // Tasks per kernel call: a whole chunk, or, when someone watches the
+  // progress, kProgressTasks so that reports come within a chunk. The
+  // kernels take any count up to kChunk, and a task's draws depend on its
+  // index alone (a lane's chain carried from call to call as from chunk to
+  // chunk), so the counts are the same either way.
+  int piece() const { return static_cast<int>(progress.wanted() ? detail::kProgressTasks : kChunk); }
 };
 
 // One thread's part of a kernel run: its totals and its kernel's scratch.
@@ -80,15 +71,18 @@ SimResult simulate_fresh(KernelRun& run) {
   detail::for_each_unit(
       config.threads, range.first, range.second, [&] { return KernelThread(run.bins, vector.has_value()); },
       [&](KernelThread& thread, std::int64_t chunk) {
-        const auto first = static_cast<std::uint64_t>(chunk * kChunk);
-        const int count = static_cast<int>(std::min<std::int64_t>(kChunk, config.tasks - chunk * kChunk));
-        run.hook.check(first, 1, count);
-        if (vector)
-          detail::fresh_chunk_avx512(s, *vector, run.n, config.seed, first, count, *thread.buffers, thread.tally);
-        else
-          detail::run_tasks(s, run.n, config.seed, first, 1, count, Entry::task_start, false, *thread.blocks,
-                            thread.tally);
-        run.progress.add(count);
+        const std::int64_t last = std::min<std::int64_t>(config.tasks, (chunk + 1) * kChunk);
+        for (std::int64_t at = chunk * kChunk; at < last; at += run.piece()) {
+          const auto first = static_cast<std::uint64_t>(at);
+          const int count = static_cast<int>(std::min<std::int64_t>(run.piece(), last - at));
+          run.hook.check(first, 1, count);
+          if (vector)
+            detail::fresh_chunk_avx512(s, *vector, run.n, config.seed, first, count, *thread.buffers, thread.tally);
+          else
+            detail::run_tasks(s, run.n, config.seed, first, 1, count, Entry::task_start, false, *thread.blocks,
+                              thread.tally);
+          run.progress.add(count);
+        }
       },
       [&](const KernelThread& thread) { detail::add_counts(result, thread.tally); });
   return result;
@@ -107,8 +101,8 @@ SimResult simulate_continuous(KernelRun& run) {
         // Tasks lane, lane + lanes, ... in order.
         const std::int64_t in_lane = lane < config.tasks ? (config.tasks - lane + lanes - 1) / lanes : 0;
         Entry entry = Entry::lane_start;
-        for (std::int64_t j = 0; j < in_lane; j += kChunk) {
-          const int count = static_cast<int>(std::min<std::int64_t>(kChunk, in_lane - j));
+        for (std::int64_t j = 0; j < in_lane; j += run.piece()) {
+          const int count = static_cast<int>(std::min<std::int64_t>(run.piece(), in_lane - j));
           const auto first = static_cast<std::uint64_t>(lane + j * lanes);
           run.hook.check(first, static_cast<std::uint64_t>(lanes), count);
           entry = detail::run_tasks(run.scheme, run.n, config.seed, first, static_cast<std::uint64_t>(lanes), count,

@@ -11,6 +11,7 @@
 #include "montecarlo/for_each_unit.hpp"
 #include "montecarlo/kernel.hpp"
 #include "montecarlo/policy_walk.hpp"
+#include "montecarlo/progress.hpp"
 #include "montecarlo/result.hpp"
 
 namespace relsim::detail {
@@ -22,6 +23,7 @@ struct PolicyRun {
   const Policy& policy;
   const SimConfig& config;
   const FailTaskHook& hook;
+  Progress& progress;
 
   // Walks task `task` into `tally`; returns whether it ended done.
   bool add_task(SimResult& tally, std::int64_t task, Entry entry) const {
@@ -45,7 +47,12 @@ struct PolicyRun {
   // Fresh scope: the tasks of chunk `chunk` (the kernels' chunks of kChunk).
   void add_chunk(SimResult& tally, std::int64_t chunk) const {
     const std::int64_t last = std::min(config.tasks, (chunk + 1) * kChunk);
-    for (std::int64_t t = chunk * kChunk; t < last; ++t) add_task(tally, t, Entry::task_start);
+    UnitProgress reported(progress);
+    for (std::int64_t t = chunk * kChunk; t < last; ++t) {
+      add_task(tally, t, Entry::task_start);
+      reported.task();
+    }
+    reported.finish();
   }
 
   // Continuous scope: tasks lane, lane + lanes, ... in order, the chain
@@ -53,6 +60,7 @@ struct PolicyRun {
   void add_lane(SimResult& tally, std::int64_t lane) const {
     Entry entry = Entry::lane_start;
     int previous = -1;  // the earlier task's outcome: 0 not done, 1 done
+    UnitProgress reported(progress);
     for (std::int64_t t = lane; t < config.tasks; t += config.lanes) {
       const bool done = add_task(tally, t, entry);
       if (previous >= 0) {
@@ -61,7 +69,9 @@ struct PolicyRun {
       }
       previous = done ? 1 : 0;
       entry = done ? Entry::after_good : Entry::after_bad;
+      reported.task();
     }
+    reported.finish();
   }
 };
 
@@ -72,7 +82,8 @@ SimResult simulate_policy(const Model& model, const Policy& policy, const SimCon
   const std::size_t bins = histogram_bins(policy);
   SimResult result = empty_result(bins);
   result.outcomes_by_class = true;
-  const PolicyRun run{s, policy, config, hook};
+  Progress progress(config.progress);
+  const PolicyRun run{s, policy, config, hook, progress};
   const bool fresh = model.chain == ChainScope::fresh;
   const std::int64_t units = fresh ? (config.tasks + kChunk - 1) / kChunk : config.lanes;
   const std::pair<std::int64_t, std::int64_t> range = config.share.range(units);

@@ -4,10 +4,7 @@
 // exactly, and derives the mean, its interval and the quantiles.
 #include "relsim/montecarlo/simulate_time.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -16,6 +13,7 @@
 #include "relsim/core/error.hpp"
 #include "montecarlo/for_each_unit.hpp"
 #include "montecarlo/kernel.hpp"
+#include "montecarlo/progress.hpp"
 #include "montecarlo/result.hpp"
 #include "montecarlo/time_intervals.hpp"
 #include "montecarlo/time_sums.hpp"
@@ -37,14 +35,18 @@ class TimeRun {
  public:
   TimeRun(const detail::TimeSimScheme& s, const SimConfig& config, std::vector<std::int64_t>& micros,
           std::vector<std::int64_t>& lane_micros)
-      : s_(s), config_(config), micros_(micros), lane_micros_(lane_micros) {}
+      : s_(s), config_(config), micros_(micros), lane_micros_(lane_micros), progress_(config.progress) {}
 
   // Fresh scope: the tasks of chunk `chunk`.
   void add_chunk(TimeThread& th, std::int64_t chunk) {
     const std::int64_t last = std::min(config_.tasks, (chunk + 1) * kChunk);
     detail::ChainPosition at;
-    for (std::int64_t t = chunk * kChunk; t < last; ++t) add_task(th, t, true, false, at);
-    progress(last - chunk * kChunk);
+    detail::UnitProgress reported(progress_);
+    for (std::int64_t t = chunk * kChunk; t < last; ++t) {
+      add_task(th, t, true, false, at);
+      reported.task();
+    }
+    reported.finish();
   }
 
   // Continuous scope: tasks lane, lane + lanes, ... in order, the chain
@@ -53,7 +55,7 @@ class TimeRun {
     detail::ChainPosition at;
     int previous = -1;  // the earlier task's outcome: 0 not done, 1 done
     std::uint64_t lane_total = 0;  // wraps only when the run's total overflows, which is refused
-    std::int64_t count = 0;
+    detail::UnitProgress reported(progress_);
     for (std::int64_t t = lane; t < config_.tasks; t += config_.lanes) {
       std::int64_t micros = 0;
       const bool done = add_task(th, t, previous < 0, true, at, &micros);
@@ -63,10 +65,10 @@ class TimeRun {
         th.counts.done_after[static_cast<std::size_t>(previous)] += done ? 1 : 0;
       }
       previous = done ? 1 : 0;
-      if (++count % kChunk == 0) progress(kChunk);
+      reported.task();
     }
     lane_micros_[static_cast<std::size_t>(lane)] = static_cast<std::int64_t>(lane_total);
-    progress(count % kChunk);
+    reported.finish();
   }
 
  private:
@@ -94,17 +96,11 @@ class TimeRun {
     return done;
   }
 
-  // Tasks finished on this rank, for SimConfig::progress (from thread 0 only).
-  void progress(std::int64_t count) {
-    const std::int64_t now = finished_.fetch_add(count, std::memory_order_relaxed) + count;
-    if (config_.progress && omp_get_thread_num() == 0) config_.progress(now);
-  }
-
   const detail::TimeSimScheme& s_;
   const SimConfig& config_;
   std::vector<std::int64_t>& micros_;
   std::vector<std::int64_t>& lane_micros_;
-  std::atomic<std::int64_t> finished_{0};
+  detail::Progress progress_;  // tasks finished on this rank, for SimConfig::progress
 };
 
 // The longest a task can last: every request as long as the longest

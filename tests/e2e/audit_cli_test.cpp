@@ -77,6 +77,76 @@ TEST(AuditCli, AgainstLayeredTheNaiveLoopMismatchesWithJsonAndCsv) {
   EXPECT_NE(rows.find("\n4,4,4,done,done,0,ok,,2 2,\n"), std::string::npos) << rows;
 }
 
+// Splits one CSV line with no quoted field.
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  for (std::string field; std::getline(in, field, ',');) fields.push_back(field);
+  if (!line.empty() && line.back() == ',') fields.emplace_back();
+  return fields;
+}
+
+// A JSON array of words or numbers as the CSV writes it: space-separated.
+std::string spaced(const nlohmann::ordered_json& list) {
+  std::string out;
+  for (const auto& v : list) out += (out.empty() ? "" : " ") + (v.is_string() ? v.get<std::string>() : v.dump());
+  return out;
+}
+
+TEST(AuditCli, JsonPerTaskHoldsTheCsvRowsWithTypes) {
+  const fs::path csv = scratch() / "json_per_task.csv";
+  const RunResult r = audit({"--plan", data("plan.jsonl"), "--log", data("naive_log.jsonl"), "--policy", "naive",
+                             "--json", "--per-task", "--out", csv.string()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::ordered_json::parse(r.out);
+  ASSERT_TRUE(j.contains("per_task")) << r.out;
+  const auto& rows = j["per_task"];
+  std::stringstream lines(slurp(csv));
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "task,requests_expected,requests_sent,outcome_expected,outcome_reported,hang,verdict,checks,"
+                  "requests_per_call,detail");
+  ASSERT_EQ(rows.size(), 5u);
+  for (const auto& row : rows) {
+    ASSERT_TRUE(std::getline(lines, line));
+    ASSERT_EQ(line.find('"'), std::string::npos) << line;
+    const std::vector<std::string> f = csv_fields(line);
+    ASSERT_EQ(f.size(), 10u) << line;
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : row.items()) keys.push_back(k);
+    EXPECT_EQ(keys, (std::vector<std::string>{"task", "requests_expected", "requests_sent", "outcome_expected",
+                                              "outcome_reported", "hang", "verdict", "checks", "requests_per_call",
+                                              "detail"}));
+    EXPECT_TRUE(row["task"].is_number_integer() && row["requests_sent"].is_number_integer()) << row;
+    EXPECT_EQ(row["task"].dump(), f[0]);
+    EXPECT_EQ(row["requests_expected"].dump(), f[1]);
+    EXPECT_EQ(row["requests_sent"].dump(), f[2]);
+    EXPECT_EQ(row["outcome_expected"], f[3]);
+    EXPECT_EQ(row["outcome_reported"], f[4]);
+    ASSERT_TRUE(row["hang"].is_boolean()) << row;
+    EXPECT_EQ(row["hang"].get<bool>() ? "1" : "0", f[5]);
+    EXPECT_EQ(row["verdict"], f[6]);
+    EXPECT_EQ(spaced(row["checks"]), f[7]);
+    EXPECT_EQ(spaced(row["requests_per_call"]), f[8]);
+    EXPECT_EQ(row["detail"], f[9]);
+  }
+  // Task 0 two good calls; task 1 nine slow headers in its one call, a
+  // crash as naive's; task 3 the hang.
+  EXPECT_EQ(rows[0]["requests_per_call"], nlohmann::ordered_json::parse("[1, 1]"));
+  EXPECT_EQ(rows[1]["task"], 1);
+  EXPECT_EQ(rows[1]["requests_per_call"], nlohmann::ordered_json::parse("[9]"));
+  EXPECT_EQ(rows[1]["outcome_expected"], "crash:slow_headers");
+  EXPECT_TRUE(rows[3]["hang"].get<bool>());
+  EXPECT_EQ(rows[3]["verdict"], "ok");
+}
+
+TEST(AuditCli, JsonWithoutPerTaskHasNoPerTaskKey) {
+  const RunResult r = audit({"--plan", data("plan.jsonl"), "--log", data("naive_log.jsonl"), "--policy", "naive",
+                             "--json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(nlohmann::ordered_json::parse(r.out).contains("per_task"));
+}
+
 TEST(AuditCli, AuditsAPlanFromRelsimPlanMaxRequests) {
   const fs::path plan = scratch() / "plan.jsonl";
   const RunResult made = run_relsim({"plan", "--p", "0.3", "--q", "0.8", "--r", "2", "--n", "2", "--s", "2", "--policy",

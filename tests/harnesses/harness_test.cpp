@@ -21,9 +21,7 @@
 // recorded as a property.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -37,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/files.hpp"
+#include "support/npm_install.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -69,37 +68,10 @@ fs::path examples(const std::string& example = "harnesses") {
 }
 
 // Copies examples/EXAMPLE (its files, not node_modules) into BUILD/EXAMPLE and
-// installs the packages its lock pins there (npm ci), unless the lock it
-// holds is this one. Under a file lock: ctest may run these tests side by
-// side. Returns an empty string on success, else why not.
+// installs the packages its lock pins there. Returns "" on success, else why not.
 std::string install_example(const std::string& example, fs::path& dir) {
-  if (find_program("node").empty()) return "node is not on PATH (scripts/install-deps.sh installs nodejs)";
-  if (find_program("npm").empty()) return "npm is not on PATH (scripts/install-deps.sh installs it)";
   dir = build_dir() / example;
-  fs::create_directories(dir);
-  const int lock = ::open((dir / ".install.lock").c_str(), O_CREAT | O_RDWR, 0644);
-  if (lock >= 0) ::flock(lock, LOCK_EX);
-  for (const auto& entry : fs::directory_iterator(examples(example)))
-    if (entry.is_regular_file())
-      fs::copy_file(entry.path(), dir / entry.path().filename(), fs::copy_options::overwrite_existing);
-  const fs::path installed_lock = dir / "installed-package-lock.json";
-  const fs::path sdk_package = dir / "node_modules/@anthropic-ai/sdk/package.json";
-  std::string why;
-  if (!fs::exists(sdk_package) || !fs::exists(installed_lock) ||
-      slurp(installed_lock) != slurp(dir / "package-lock.json")) {
-    fs::remove(installed_lock);
-    RunOptions options;
-    options.cwd = dir.string();
-    options.timeout = 300;
-    const RunResult ci = relsim::test::run_program(
-        {"npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"}, options);
-    if (ci.code != 0 || !fs::exists(sdk_package))
-      why = "npm ci could not install the packages examples/" + example + "/package-lock.json pins, in " +
-            dir.string() + " (exit " + std::to_string(ci.code) + "):\n" + tail(ci.out + ci.err);
-    else fs::copy_file(dir / "package-lock.json", installed_lock, fs::copy_options::overwrite_existing);
-  }
-  if (lock >= 0) ::close(lock);
-  return why;
+  return relsim::test::npm_install(examples(example), dir, {}, "@anthropic-ai/sdk");
 }
 
 // One run: the plan, the server with its log, the harness, the audit.

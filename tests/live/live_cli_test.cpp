@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -54,6 +55,76 @@ TEST(LiveCli, PersistentSlowHeadersCostNaiveNineRequestsOverHttp) {
   EXPECT_EQ(j["requests"], 9);
   EXPECT_EQ(j["outcomes"]["crash:slow_headers"], 1);
   EXPECT_EQ(j["mismatches"], 0);
+}
+
+// --timeline: the requests as the server logged them, each with the retry
+// count the client sent and the layer that sent it. Naive over slow headers
+// (s = 2, r = 2): three stream attempts of three SDK requests each.
+TEST(LiveCliTimeline, NaiveSlowHeadersShowsNineRequestsLayerByLayer) {
+  const CliRun live =
+      run("live --fault slow_headers --times always --policy naive --n 1 --r 2 --s 2 --json --timeline");
+  ASSERT_EQ(live.status, 0) << live.out;
+  const auto j = nlohmann::json::parse(live.out);
+  EXPECT_EQ(j["requests"], 9);
+  const auto& timeline = j["timeline"];
+  ASSERT_EQ(timeline["tasks"].size(), 1u);
+  const auto& task = timeline["tasks"][0];
+  EXPECT_EQ(task["task"], 0);
+  EXPECT_EQ(task["live"], "crash:slow_headers");
+  EXPECT_EQ(task["oracle"], task["live"]);
+  EXPECT_EQ(task["oracle_requests"], 9);
+  EXPECT_EQ(task["live_requests"], 9);
+  const auto& requests = timeline["requests"];
+  ASSERT_EQ(requests.size(), 9u);
+  std::vector<int> counts;
+  std::vector<std::string> layers;
+  int http = 0, retried = 0;
+  for (std::size_t k = 0; k < requests.size(); ++k) {
+    const auto& r = requests[k];
+    EXPECT_EQ(r["task"], 0);
+    EXPECT_EQ(r["request"], k);
+    EXPECT_EQ(r["reply"], "slow_headers");
+    ASSERT_TRUE(r["end_ms"].is_number()) << r;
+    EXPECT_GE(r["end_ms"].get<double>(), r["start_ms"].get<double>()) << r;
+    if (k > 0) {
+      EXPECT_GE(r["start_ms"].get<double>(), requests[k - 1]["end_ms"].get<double>()) << r;
+    }
+    counts.push_back(r["retry_count"].get<int>());
+    layers.push_back(r["layer"].get<std::string>());
+    http += layers.back() == "http" ? 1 : 0;
+    retried += counts.back() > 0 ? 1 : 0;
+  }
+  EXPECT_EQ(http, retried);
+  EXPECT_EQ(counts, (std::vector<int>{0, 1, 2, 0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(layers, (std::vector<std::string>{"first", "http", "http", "stream", "http", "http", "stream", "http",
+                                              "http"}));
+}
+
+TEST(LiveCliTimeline, LayeredSlowHeadersShowsThreeRequestsAndCallsAfterGoodOnes) {
+  const CliRun layered =
+      run("live --fault slow_headers --times always --policy layered --n 1 --r 2 --s 2 --json --timeline");
+  ASSERT_EQ(layered.status, 0) << layered.out;
+  EXPECT_EQ(nlohmann::json::parse(layered.out)["timeline"]["requests"].size(), 3u);
+  // A cut once, then good: the stream layer retries, and the next call
+  // follows a good request. Two tasks, each in its own rows.
+  const CliRun cut = run("live --fault cut --times once --policy layered --n 2 --r 2 --s 2 --tasks 2 --json --timeline");
+  ASSERT_EQ(cut.status, 0) << cut.out;
+  const auto requests = nlohmann::json::parse(cut.out)["timeline"]["requests"];
+  std::vector<std::string> layers;
+  for (const auto& r : requests) layers.push_back(std::to_string(r["task"].get<int>()) + r["layer"].get<std::string>());
+  EXPECT_EQ(layers, (std::vector<std::string>{"0first", "0stream", "0call", "1first", "1stream", "1call"}));
+  EXPECT_EQ(requests[0]["reply"], "cut");
+  EXPECT_EQ(requests[1]["reply"], "ok");
+  EXPECT_EQ(requests[1]["status"], 200);
+  EXPECT_EQ(requests[1]["end"], "complete");
+}
+
+TEST(LiveCliTimeline, TimelineWithoutJsonIsBadInput) {
+  const relsim::test::RunResult r = relsim::test::run_relsim("live --fault cut --times once --n 1 --r 1 --timeline");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--timeline"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--json"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 }  // namespace

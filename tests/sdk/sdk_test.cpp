@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/files.hpp"
+#include "support/npm_install.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -34,33 +35,13 @@ using relsim::test::slurp;
 using relsim::test::tail;
 
 TEST(OfficialSdk, StreamsRetriesAndErrorsAgainstTheMockServer) {
-  if (find_program("node").empty()) RELSIM_SKIP_OR_FAIL("node is not on PATH (scripts/install-deps.sh installs nodejs)");
-  if (find_program("npm").empty()) RELSIM_SKIP_OR_FAIL("npm is not on PATH (scripts/install-deps.sh installs it)");
-
   const fs::path src = fs::path(relsim::test::source_dir()) / "tests/sdk";
   const fs::path dir = fs::path(relsim::test::relsim_exe()).parent_path() / "sdk";
-  fs::create_directories(dir);
-  for (const char* file : {"package.json", "package-lock.json", "check_sdk.mjs"})
-    fs::copy_file(src / file, dir / file, fs::copy_options::overwrite_existing);
-
-  const fs::path installed_lock = dir / "installed-package-lock.json";  // the lock node_modules holds
-  const fs::path sdk_package = dir / "node_modules/@anthropic-ai/sdk/package.json";
-  if (!fs::exists(sdk_package) || !fs::exists(installed_lock) ||
-      slurp(installed_lock) != slurp(dir / "package-lock.json")) {
-    fs::remove(installed_lock);
-    relsim::test::RunOptions options;
-    options.cwd = dir.string();
-    options.timeout = 300;
-    // No install scripts: the SDK and its dependencies need none.
-    const relsim::test::RunResult ci = relsim::test::run_program(
-        {"npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"}, options);
-    if (ci.code != 0 || !fs::exists(sdk_package))
-      RELSIM_SKIP_OR_FAIL("npm ci could not install the pinned @anthropic-ai/sdk in " << dir.string() << " (exit "
-                                                                                     << ci.code << "):\n"
-                                                                                     << tail(ci.out + ci.err));
-    fs::copy_file(dir / "package-lock.json", installed_lock, fs::copy_options::overwrite_existing);
-  }
-  const std::string version = nlohmann::json::parse(slurp(sdk_package)).value("version", "?");
+  if (const std::string why =
+          relsim::test::npm_install(src, dir, {"package.json", "package-lock.json", "check_sdk.mjs"}, "@anthropic-ai/sdk");
+      !why.empty())
+    RELSIM_SKIP_OR_FAIL(why);
+  const std::string version = relsim::test::npm_version(dir, "@anthropic-ai/sdk");
   RecordProperty("sdk_version", version);
   std::cout << "@anthropic-ai/sdk " << version << " (" << dir.string() << ")\n";
 

@@ -17,6 +17,13 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Work stopped on request (a progress callback throws it when the one who
+// asked has gone, e.g. a browser that moved a slider): not an error of the
+// input nor of relsim.
+struct Cancelled : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 [[noreturn]] void assertion_failed(const char* expr, const char* file, int line);
 
 // Carries the first exception out of a parallel region. An exception that

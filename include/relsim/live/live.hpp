@@ -10,6 +10,7 @@
 #include "relsim/live/client/client.hpp"
 #include "relsim/live/oracle.hpp"
 #include "relsim/live/plan.hpp"
+#include "relsim/live/server/server.hpp"
 
 namespace relsim {
 
@@ -24,6 +25,10 @@ struct LiveCheck {
   std::map<std::string, std::int64_t> outcomes;  // live outcome name -> tasks
   std::int64_t successes = 0, requests = 0, wrong = 0;
   double wall_seconds = 0.0;  // the live part: server up to last task done
+  // With LiveOptions::keep_logs: the server's log of each task (requests as
+  // it saw them, in order, with their retry-count header and times), after
+  // the server stopped; empty otherwise.
+  std::vector<TaskLog> logs;
 };
 
 struct LiveOptions {
@@ -32,6 +37,7 @@ struct LiveOptions {
   int server_threads = 1;
   std::uint64_t jitter_seed = 0;  // of the client's backoff jitter
   bool coordinated_start = false;  // true: waves released together (ClientConfig)
+  bool keep_logs = false;          // keep the server's per-task logs in LiveCheck::logs
 };
 
 // Runs every task of `plan` live under `policy`. Throws InputError for bad

@@ -1,0 +1,54 @@
+// relsim workbench: the page that `relsim ui` serves (docs/ui.md).
+//
+// Plain ES modules, no framework: four panels (bursts.js, lab.js,
+// policies.js, audit.js), each a table of controls (controls.js) whose
+// values live in the address (state.js) and go to the server's JSON API
+// (api.js); charts sit in figure.js's frame, which exports them (export.js).
+// The build (sim/CMakeLists.txt) bundles this file with esbuild after
+// `npm ci` and compiles the bundle into relsim, so the page works offline.
+//
+// Why Observable Plot for every chart: it is declarative (a chart is a list
+// of marks over the data, a few lines each, so no hand-written drawing) and
+// renders SVG, so the SVG export is the element itself and the charts are
+// in the DOM, where the browser tests and screen readers can see them. It is
+// maintained by Observable (the makers of D3) and ISC-licensed. Vega-Lite
+// was the other declarative choice, but its bundle is several times larger
+// and brings its own runtime (whose expressions need a separate interpreter
+// under our CSP, which forbids eval); uPlot is small and fast but
+// draws on a canvas only (no SVG to export or inspect) and has no stacked
+// bars, which the policies panel needs.
+
+import { Audit } from "./audit.js";
+import { Bursts } from "./bursts.js";
+import { Lab } from "./lab.js";
+import { Policies } from "./policies.js";
+import { restore, save } from "./state.js";
+
+function start() {
+  const policies = new Policies();
+  const bursts = new Bursts((model) => policies.setModel(model));
+  const lab = new Lab();
+  const audit = new Audit();
+
+  restore("", bursts.controls);
+  restore("lab.", lab.controls);
+  restore("pol.", policies.controls);
+  restore("audit.", audit.controls);
+  restore("audit.", audit.filters);
+  save();
+
+  // Every change is kept in the address at once; the panel recomputes once
+  // the controls settle (Panel.debounce).
+  bursts.controls.onChange(() => { save(); bursts.changed(); });
+  lab.controls.onChange(() => { save(); lab.changed(); });
+  policies.controls.onChange(() => { save(); policies.changed(); });
+  audit.controls.onChange(() => save());
+  audit.filters.onChange(() => save());
+
+  bursts.now((signal) => bursts.compute(signal));
+  lab.now((signal) => lab.oracle(signal));
+  audit.fillTable();
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+else start();

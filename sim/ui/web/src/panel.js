@@ -1,0 +1,53 @@
+// What every panel shares: its alert for errors, its headline outputs, and
+// the run-once-the-controls-settle timer with cancellation of a run that a
+// newer change made stale.
+
+export class Panel {
+  constructor(id) {
+    this.section = document.getElementById(id);
+    this.errorBox = this.section.querySelector('[data-testid="error"]');
+    this.timer = 0;
+    this.controller = null;
+  }
+
+  out(testid) { return this.section.querySelector(`[data-testid="${testid}"]`); }
+
+  setText(testid, text) { this.out(testid).textContent = text; }
+
+  // An outcome such as "crash:slow_headers": the same text, with <wbr> after
+  // the colon so that a narrow box wraps it there, not inside a word.
+  setWord(testid, word) {
+    const parts = String(word).split(/(?<=:)/);
+    const nodes = [];
+    parts.forEach((part, i) => {
+      nodes.push(document.createTextNode(part));
+      if (i < parts.length - 1) nodes.push(document.createElement("wbr"));
+    });
+    this.out(testid).replaceChildren(...nodes);
+  }
+
+  // One line from the API or the page's own checks; null clears it.
+  error(message) {
+    this.errorBox.textContent = message ?? "";
+    this.errorBox.hidden = !message;
+  }
+
+  // Runs work(signal) 150 ms after the last call (a slider dragged sends many
+  // changes; only where it stops is computed). A newer call aborts the
+  // signal of the older run, so its late answers are dropped.
+  debounce(work, delay = 150) {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.now(work), delay);
+  }
+
+  now(work) {
+    clearTimeout(this.timer);
+    if (this.controller) this.controller.abort();
+    this.controller = new AbortController();
+    const signal = this.controller.signal;
+    Promise.resolve(work(signal)).catch((err) => {
+      if (signal.aborted || err.name === "AbortError") return;
+      this.error(err.message);
+    });
+  }
+}

@@ -1,0 +1,104 @@
+// The workbench (`relsim ui`) in a real browser: Debian's chromium package,
+// headless, driven by playwright-core from npm (tests/browser/check_ui.mjs).
+// The page's reference values (exact 0.763675, 310/400 in [0.7316, 0.8132],
+// the lab's 9 and 3 requests), its URL state, exports, layout, keyboard and a
+// console free of errors, each a named step of the script's JSON verdict.
+//
+// playwright-core's version is pinned by tests/browser/package.json and
+// package-lock.json. They and check_ui.mjs are copied into the build folder
+// (BUILD/browser), where `npm ci` installs exactly the locked package when
+// node_modules is missing or the lock changed since the last install (a copy
+// of the lock installed last is kept there), as tests/sdk does. playwright-core
+// downloads no browser: the script launches the chromium found on PATH.
+// Skipped when node, npm or chromium is missing or npm ci fails (a failure
+// under CI=true). Screenshots go to BUILD/browser/out, never the sources
+// (scripts/screenshots.sh writes docs/img/).
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "support/files.hpp"
+#include "support/npm_install.hpp"
+#include "support/run.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using relsim::test::find_program;
+using relsim::test::slurp;
+using relsim::test::tail;
+
+// The last line of the script's stdout that parses as a JSON object: its
+// verdict (anything it printed before is not).
+nlohmann::json verdict(const std::string& out) {
+  std::istringstream lines(out);
+  nlohmann::json found;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line.front() != '{') continue;
+    auto parsed = nlohmann::json::parse(line, nullptr, false);
+    if (!parsed.is_discarded() && parsed.is_object()) found = std::move(parsed);
+  }
+  return found;
+}
+
+bool is_png(const fs::path& file) {
+  const std::string bytes = fs::exists(file) ? slurp(file) : "";
+  return bytes.size() > 8 && bytes.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0;
+}
+
+TEST(Workbench, ShowsTheReferenceValuesInChromium) {
+  const std::string chromium = find_program("chromium");
+  if (chromium.empty()) RELSIM_SKIP_OR_FAIL("chromium is not on PATH (scripts/install-deps.sh installs Debian's chromium)");
+
+  const fs::path src = fs::path(relsim::test::source_dir()) / "tests/browser";
+  const fs::path dir = fs::path(relsim::test::relsim_exe()).parent_path() / "browser";
+  if (const std::string why =
+          relsim::test::npm_install(src, dir, {"package.json", "package-lock.json", "check_ui.mjs"}, "playwright-core");
+      !why.empty())
+    RELSIM_SKIP_OR_FAIL(why);
+  const std::string version = relsim::test::npm_version(dir, "playwright-core");
+  RecordProperty("playwright_core_version", version);
+  std::cout << "playwright-core " << version << ", " << chromium << " (" << dir.string() << ")\n";
+
+  const fs::path outdir = dir / "out";
+  fs::remove_all(outdir);
+  fs::create_directories(outdir);
+
+  // relsim ui on a free port; its first line names the address. Without
+  // node and npm at build time it has no page and refuses (exit 2).
+  relsim::test::Background ui({relsim::test::relsim_exe(), "ui", "--port", "0"});
+  const std::string banner = ui.read_line(30);
+  const int port = relsim::test::port_from_banner(banner);
+  ASSERT_GT(port, 0) << "relsim ui printed no 'listening on' line (its stderr is above): " << banner;
+
+  relsim::test::RunOptions options;
+  options.cwd = dir.string();
+  options.timeout = 600;
+  options.new_process_group = true;  // a timeout then ends chromium's processes too
+  options.env = {"RELSIM_SOURCE_DIR=" + relsim::test::source_dir(), "RELSIM_CHROMIUM=" + chromium};
+  const relsim::test::RunResult check =
+      relsim::test::run_program({"node", "check_ui.mjs", std::to_string(port), outdir.string()}, options);
+  std::cout << check.err;  // one line per step as it ended
+  const nlohmann::json result = verdict(check.out);
+  ASSERT_TRUE(result.is_object()) << "check_ui.mjs printed no JSON verdict (exit " << check.code << "):\n"
+                                  << tail(check.out + check.err);
+  for (const auto& step : result.value("steps", nlohmann::json::array()))
+    EXPECT_TRUE(step.value("ok", false)) << step.value("name", "?") << ": " << step.value("detail", "");
+  EXPECT_EQ(result.value("ok", false), true) << check.out;
+  EXPECT_EQ(check.code, 0) << tail(check.out + check.err);
+  for (const char* shot : {"ui-bursts.png", "ui-lab.png", "ui-policies.png", "ui-audit.png", "ui-narrow.png"})
+    EXPECT_TRUE(is_png(outdir / shot)) << "expected the screenshot " << (outdir / shot).string();
+
+  const int server_code = ui.stop(SIGTERM);
+  EXPECT_FALSE(ui.signaled());
+  EXPECT_EQ(server_code, 0);
+}
+
+}  // namespace
