@@ -6,9 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -29,32 +27,19 @@ struct UiArgs {
   bool open = false;
 };
 
-// The full path of an executable `name` on PATH, or "".
-std::string on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
-
 // Starts `xdg-open URL` with its stdout on /dev/null (ours carries the
 // banner a caller may read); returns its pid, or -1 with a line on stderr
 // saying to open the URL by hand.
 pid_t open_in_browser(const std::string& url) {
-  const std::string opener = on_path("xdg-open");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  std::string arg0 = "xdg-open", arg1 = url;
+  char* argv[] = {arg0.data(), arg1.data(), nullptr};
   pid_t pid = -1;
-  if (!opener.empty()) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    std::string arg0 = "xdg-open", arg1 = url;
-    char* argv[] = {arg0.data(), arg1.data(), nullptr};
-    if (posix_spawn(&pid, opener.c_str(), &actions, nullptr, argv, environ) != 0) pid = -1;
-    posix_spawn_file_actions_destroy(&actions);
-  }
+  // posix_spawnp looks xdg-open up on PATH, and fails when it is not there.
+  if (posix_spawnp(&pid, "xdg-open", &actions, nullptr, argv, environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
   if (pid < 0) std::cerr << fmt::format("relsim ui: no xdg-open to start a browser: open {} yourself\n", url);
   return pid;
 }

@@ -5,9 +5,7 @@
 // anything else -> 500).
 #include "ui/api_routes.hpp"
 
-#include <algorithm>
 #include <array>
-#include <cctype>
 #include <variant>
 
 #include <fmt/format.h>
@@ -37,15 +35,9 @@ constexpr std::array<Route, 7> kRoutes = {{
     {"/api/audit", "audit", Kind::upload},
 }};
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
 bool host_allowed(const Request& request, int port) {
   const auto host = request[http::field::host];
-  const std::string value = lower(std::string_view(host.data(), host.size()));
+  const std::string value = wire::lower_case(std::string(host.data(), host.size()));
   return value == fmt::format("127.0.0.1:{}", port) || value == fmt::format("localhost:{}", port);
 }
 

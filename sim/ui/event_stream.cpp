@@ -29,8 +29,7 @@ std::pair<std::string_view, std::string> final_event(const CommandResult& r) {
     while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.remove_suffix(1);
     return {"result", std::string(out)};
   }
-  const Json data = {{"error", r.err}, {"code", r.code}};
-  return {"error", data.dump(-1, ' ', false, Json::error_handler_t::replace)};
+  return {"error", wire::json_text(Json{{"error", r.err}, {"code", r.code}})};
 }
 
 }  // namespace

@@ -15,51 +15,32 @@ namespace {
 constexpr std::string_view kCsp =
     "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'";
 
-std::string_view reason(int status) {
-  switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 413: return "Payload Too Large";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Unknown";
-  }
-}
-
-void append_guard_headers(std::string& out) {
-  out += "cache-control: no-store\r\nx-content-type-options: nosniff\r\n";
+// The headers every reply carries, after its own framing ones.
+void append_guard_headers(Headers& headers, std::string_view content_type) {
+  headers.emplace_back("cache-control", "no-store");
+  headers.emplace_back("x-content-type-options", "nosniff");
+  if (content_type.starts_with("text/html")) headers.emplace_back("content-security-policy", std::string(kCsp));
 }
 
 }  // namespace
 
 Reply json_error(int status, std::string_view message, Headers headers) {
-  const Json body = {{"error", message}};
-  return Reply{status, std::string(kJson), body.dump(-1, ' ', false, Json::error_handler_t::replace),
-               std::move(headers)};
+  return Reply{status, std::string(kJson), wire::json_text(Json{{"error", message}}), std::move(headers)};
 }
 
 std::string serialize(const Reply& reply, bool keep_alive) {
-  std::string out = fmt::format("HTTP/1.1 {} {}\r\ncontent-type: {}\r\ncontent-length: {}\r\nconnection: {}\r\n",
-                                reply.status, reason(reply.status), reply.content_type, reply.body.size(),
-                                keep_alive ? "keep-alive" : "close");
-  append_guard_headers(out);
-  if (reply.content_type.starts_with("text/html")) out += fmt::format("content-security-policy: {}\r\n", kCsp);
-  for (const auto& [name, value] : reply.headers) out += fmt::format("{}: {}\r\n", name, value);
-  out += "\r\n";
-  out += reply.body;
-  return out;
+  Headers headers = {{"content-type", reply.content_type},
+                     {"content-length", std::to_string(reply.body.size())},
+                     {"connection", keep_alive ? "keep-alive" : "close"}};
+  append_guard_headers(headers, reply.content_type);
+  headers.insert(headers.end(), reply.headers.begin(), reply.headers.end());
+  return wire::head(reply.status, headers) + reply.body;
 }
 
 std::string event_stream_head() {
-  std::string out = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n"
-                    "connection: close\r\n";
-  append_guard_headers(out);
-  return out + "\r\n";
+  Headers headers = {{"content-type", "text/event-stream"}, {"transfer-encoding", "chunked"}, {"connection", "close"}};
+  append_guard_headers(headers, "text/event-stream");
+  return wire::head(200, headers);
 }
 
 std::string event_chunk(std::string_view name, std::string_view data) {
@@ -72,7 +53,7 @@ std::string event_chunk(std::string_view name, std::string_view data) {
     start = nl + 1;
   }
   event += '\n';
-  return fmt::format("{:x}\r\n{}\r\n", event.size(), event);
+  return wire::chunk(event);
 }
 
 }  // namespace relsim::ui

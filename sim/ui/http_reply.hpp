@@ -1,15 +1,17 @@
 #pragma once
 // Internal to the workbench's server: the bytes of its replies, in one place,
 // so every answer carries the same guard headers (no-store, nosniff, and the
-// CSP on HTML) whichever route made it.
+// CSP on HTML) whichever route made it. The HTTP framing (status line,
+// chunks, JSON text) is the mock server's (live/server/server_wire.hpp).
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
+
+#include "live/server/server_wire.hpp"
 
 namespace relsim::ui {
 
-using Headers = std::vector<std::pair<std::string, std::string>>;
+using wire::Headers;
+using wire::kLastChunk;
 
 inline constexpr std::string_view kJson = "application/json";
 inline constexpr std::string_view kCsv = "text/csv; charset=utf-8";
@@ -36,6 +38,5 @@ std::string event_stream_head();
 // One server-sent event in one HTTP chunk. A data of several lines becomes
 // several data: fields, which a client joins back with newlines.
 std::string event_chunk(std::string_view name, std::string_view data);
-inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
 
 }  // namespace relsim::ui

@@ -5,8 +5,6 @@
 
 import * as Plot from "@observablehq/plot";
 import { postJson } from "./api.js";
-import { Controls } from "./controls.js";
-import { Figure } from "./figure.js";
 import { Panel } from "./panel.js";
 
 export const FIELDS = [
@@ -68,14 +66,13 @@ function policyText(p) {
 export class Audit extends Panel {
   constructor() {
     super("audit");
-    this.controls = new Controls("audit", this.section.querySelector('[data-controls="audit"]'), FIELDS);
-    this.filters = new Controls("audit", this.section.querySelector('[data-controls="audit-filter"]'), FILTERS);
+    this.controls = this.controlsIn(FIELDS);
+    this.filters = this.controlsIn(FILTERS, "audit-filter");
     this.filters.onChange(() => this.fillTable());
     this.table = this.out("audit-table");
-    this.chart = new Figure(this.section.querySelector('[data-charts="audit"]'), { name: "audit",
+    this.chart = this.figure({ name: "audit",
       title: "Requests per task.",
       text: "Bars: the requests the client sent; black ticks: what the policy sends. Colour: the verdict." });
-    this.chart.onError = (m) => this.error(m);
     this.section.querySelector('[data-action="audit"]').addEventListener("click", () => this.run());
     this.rows = [];
   }

@@ -6,8 +6,6 @@
 import * as Plot from "@observablehq/plot";
 import { getJson, getText, stream } from "./api.js";
 import { outcomeScale } from "./colors.js";
-import { Controls } from "./controls.js";
-import { Figure } from "./figure.js";
 import { interval4, parseCsv, prob6 } from "./format.js";
 import { Panel } from "./panel.js";
 
@@ -70,12 +68,10 @@ function qError(p, q) {
 export class Bursts extends Panel {
   constructor(onModel) {
     super("bursts");
-    this.controls = new Controls("bursts", this.section.querySelector('[data-controls="bursts"]'), FIELDS);
-    const charts = this.section.querySelector('[data-charts="bursts"]');
-    this.successChart = new Figure(charts, { name: "success-q", ...CAPTIONS.steps });
-    this.requestsChart = new Figure(charts, { name: "requests", title: "Requests per task.",
+    this.controls = this.controlsIn(FIELDS);
+    this.successChart = this.figure({ name: "success-q", ...CAPTIONS.steps });
+    this.requestsChart = this.figure({ name: "requests", title: "Requests per task.",
       text: "How many requests a task sends, and how it ends, with their exact probabilities." });
-    for (const chart of [this.successChart, this.requestsChart]) chart.onError = (m) => this.error(m);
     this.progress = this.out("sim-progress");
     this.onModel = onModel;
     this.closeStream = null;

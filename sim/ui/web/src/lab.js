@@ -7,8 +7,6 @@
 import * as Plot from "@observablehq/plot";
 import { getJson } from "./api.js";
 import { replyScale } from "./colors.js";
-import { Controls } from "./controls.js";
-import { Figure } from "./figure.js";
 import { seconds } from "./format.js";
 import { Panel } from "./panel.js";
 
@@ -42,13 +40,12 @@ const FIXED = { "time-scale": "0.01", "connect-timeout": "1", "call-timeout": "1
 export class Lab extends Panel {
   constructor() {
     super("lab");
-    this.controls = new Controls("lab", this.section.querySelector('[data-controls="lab"]'), FIELDS);
-    this.timeline = new Figure(this.section.querySelector('[data-charts="lab"]'), { name: "timeline",
+    this.controls = this.controlsIn(FIELDS);
+    this.timeline = this.figure({ name: "timeline",
       title: "Timeline of the live run.",
       text: "One bar per request the client sent, from its start to its end (ms since the run began), " +
         "coloured by the server's reply and labelled by the layer that sent it: first, http (an SDK " +
         "retry), stream (a retry after a failed stream) or call (the next call)." });
-    this.timeline.onError = (m) => this.error(m);
     this.runButton = this.section.querySelector('[data-action="run-live"]');
     this.runButton.addEventListener("click", () => this.runLive());
     this.liveController = null;

@@ -1,6 +1,9 @@
-// What every panel shares: its alert for errors, its headline outputs, and
-// the run-once-the-controls-settle timer with cancellation of a run that a
-// newer change made stale.
+// What every panel shares: its alert for errors, its headline outputs, its
+// controls and charts, and the run-once-the-controls-settle timer with
+// cancellation of a run that a newer change made stale.
+
+import { Controls } from "./controls.js";
+import { Figure } from "./figure.js";
 
 export class Panel {
   constructor(id) {
@@ -8,6 +11,20 @@ export class Panel {
     this.errorBox = this.section.querySelector('[data-testid="error"]');
     this.timer = 0;
     this.controller = null;
+  }
+
+  // The controls in the panel's [data-controls=BOX] element (the panel's id
+  // by default), named under the panel's id in the address.
+  controlsIn(fields, box = this.section.id) {
+    return new Controls(this.section.id, this.section.querySelector(`[data-controls="${box}"]`), fields);
+  }
+
+  // A chart in the panel's [data-charts] element; a failed export shows in
+  // the panel's alert.
+  figure(options) {
+    const figure = new Figure(this.section.querySelector(`[data-charts="${this.section.id}"]`), options);
+    figure.onError = (m) => this.error(m);
+    return figure;
   }
 
   out(testid) { return this.section.querySelector(`[data-testid="${testid}"]`); }

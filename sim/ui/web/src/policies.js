@@ -4,8 +4,6 @@
 import * as Plot from "@observablehq/plot";
 import { getJson } from "./api.js";
 import { outcomeClass, outcomeScale } from "./colors.js";
-import { Controls } from "./controls.js";
-import { Figure } from "./figure.js";
 import { prob6 } from "./format.js";
 import { Panel } from "./panel.js";
 
@@ -19,12 +17,11 @@ const POLICIES = ["naive", "layered", "budgeted"];
 export class Policies extends Panel {
   constructor() {
     super("policies");
-    this.controls = new Controls("policies", this.section.querySelector('[data-controls="policies"]'), FIELDS);
-    this.chart = new Figure(this.section.querySelector('[data-charts="policies"]'), { name: "policies",
+    this.controls = this.controlsIn(FIELDS);
+    this.chart = this.figure({ name: "policies",
       title: "Outcomes by policy.",
       text: "Each bar is one policy; its segments are the exact probabilities of the task's outcomes " +
         "(a segment per fault kind, hover for the kind)." });
-    this.chart.onError = (m) => this.error(m);
     this.model = null;
   }
 
