@@ -3,7 +3,7 @@
 
 - Layers: a file in sim/LAYER/ or include/relsim/LAYER/ includes only its own
   layer and the layers listed before it (core, parallel, exact, montecarlo,
-  sweep, live, fit, ui, cli).
+  sweep, fleet, live, fit, ui, cli).
 - Sizes: no source file under sim/ or include/ over 500 lines, no function
   over 80 lines (from the first line of its signature to its closing brace).
 - Nothing under sim/ but main.cpp and CMakeLists.txt outside a layer folder.
@@ -16,7 +16,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LAYERS = ["core", "parallel", "exact", "montecarlo", "sweep", "live", "fit", "ui", "cli"]
+LAYERS = ["core", "parallel", "exact", "montecarlo", "sweep", "fleet", "live", "fit", "ui", "cli"]
 MAX_FILE_LINES = 500
 MAX_FUNCTION_LINES = 80
 

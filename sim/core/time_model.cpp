@@ -200,13 +200,17 @@ double TimeModel::seconds_of(std::optional<FaultKind> fault) const {
 bool TimeModel::fixed_waits() const { return !backoff.jittered(); }
 
 Wait wait_before(const TimeModel& time, const CallState& from, const CallState& to, FaultKind kind) {
+  return wait_before(time.backoff, time.retry_after, from, to, kind);
+}
+
+Wait wait_before(const Backoff& backoff, double retry_after, const CallState& from, const CallState& to,
+                 FaultKind kind) {
   if (to.http == from.http + 1) {
-    if (kind == FaultKind::http_429 && time.retry_after > 0.0 && time.retry_after < kMaxRetryAfter)
-      return {time.retry_after, 0.0};
-    return {time.backoff.max_wait(from.http), time.backoff.jitter_fraction()};
+    if (kind == FaultKind::http_429 && retry_after > 0.0 && retry_after < kMaxRetryAfter) return {retry_after, 0.0};
+    return {backoff.max_wait(from.http), backoff.jitter_fraction()};
   }
   RELSIM_ASSERT(to.stream == from.stream + 1);
-  return {time.backoff.max_wait(from.stream), time.backoff.jitter_fraction()};
+  return {backoff.max_wait(from.stream), backoff.jitter_fraction()};
 }
 
 void validate(const TimeModel& t) {

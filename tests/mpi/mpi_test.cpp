@@ -95,6 +95,13 @@ TEST(Mpi, TwoRanksSimulateNaivePolicyPrintsTheSameBytes) {
   expect_same_output("simulate --policy naive --p 0.2 --q 0.6 --r 2 --n 3 --tasks 20000 --json");
 }
 
+TEST(Mpi, TwoRanksFleetPrintsTheSameBytes) {
+  SKIP_WITHOUT_MPI();
+  expect_same_output("fleet --agents 300 --tenants 3 --start poisson:25 --duration 60 --quota 400 --capacity 30 "
+                     "--queue 40 --header-timeout 3 --pool 20 --throttle grpc:10,0.1 --policy layered --p 0.05 --q 0.5 "
+                     "--r 2 --n 3 --replicates 5 --json");
+}
+
 TEST(Mpi, TwoRanksSweepWritesTheSameCsv) {
   SKIP_WITHOUT_MPI();
   expect_same_output("sweep --p 0.1:0.3:0.1 --q 0.5,0.9 --r 0,2 --n 3 --chain fresh,continuous --tasks 5000");

@@ -32,7 +32,12 @@ enum class Stream : std::uint32_t {
   // The mock server's outage mode (live/outage.hpp): the on/off schedule's
   // first state and sojourns.
   outage = 5,
-  // 6 and up: free.
+  // The fleet's event simulation (fleet/fleet.hpp): each task's served
+  // requests (good or bad), their fault kinds, and the agents' start times.
+  fleet_chain = 6,
+  fleet_kind = 7,
+  fleet_start = 8,
+  // 9 and up: free.
 };
 
 // Philox4x32's multipliers and Weyl key increments (Salmon et al. 2011,

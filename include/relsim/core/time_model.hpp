@@ -100,6 +100,9 @@ struct Wait {
   double jitter = 0.0;  // the wait is max (1 - jitter U)
 };
 Wait wait_before(const TimeModel& time, const CallState& from, const CallState& to, FaultKind kind);
+// The same rule for a bare schedule and the retry-after a 429 carried (0: none).
+Wait wait_before(const Backoff& backoff, double retry_after, const CallState& from, const CallState& to,
+                 FaultKind kind);
 
 // Throws InputError naming the bad field and its range.
 void validate(const TimeModel& time);

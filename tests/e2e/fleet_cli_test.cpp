@@ -1,0 +1,118 @@
+// relsim fleet end to end: the --json keys the docs promise, the --csv time
+// series, the same bytes for any thread count, and bad input (zero or
+// negative limits, throttles that do not parse, a long duration without
+// --force) refused with one line on stderr, exit code 2 and no file.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/files.hpp"
+#include "support/run.hpp"
+
+namespace {
+
+using Captured = relsim::test::RunResult;
+
+const std::string kLoaded =
+    "fleet --agents 200 --tenants 2 --start poisson:20 --duration 60 --quota 300 --capacity 20 --queue 30 "
+    "--header-timeout 2 --pool 15 --throttle aws --policy layered --p 0.05 --q 0.4 --r 2 --n 2 --replicates 3";
+
+Captured relsim(const std::string& args) { return relsim::test::run_relsim(relsim::test::split_args(args)); }
+
+void expect_input_error(const std::string& args, const std::string& names) {
+  SCOPED_TRACE(args);
+  const Captured r = relsim(args);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("relsim: error:", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(names), std::string::npos) << r.err;
+}
+
+TEST(FleetCli, JsonHasTheDocumentedKeys) {
+  const Captured r = relsim(kLoaded + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const char* key : {"tasks", "successes", "success_rate", "ci_low", "ci_high", "requests", "rate_429",
+                          "rate_529", "amplification", "latency_p50", "latency_p99", "pool_wait_p99", "seed"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_GT(j["tasks"].get<long long>(), 0);
+  EXPECT_LE(j["ci_low"].get<double>(), j["success_rate"].get<double>());
+  EXPECT_GE(j["ci_high"].get<double>(), j["success_rate"].get<double>());
+  EXPECT_GE(j["amplification"].get<double>(), 1.0);
+  EXPECT_EQ(j["seed"].get<std::uint64_t>(), 20261001u);
+}
+
+TEST(FleetCli, SameBytesForAnyThreadCount) {
+  const Captured one = relsim(kLoaded + " --json --threads 1");
+  const Captured two = relsim(kLoaded + " --json --threads 2");
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(one.out, two.out);
+  const Captured table = relsim(kLoaded);
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("amplification"), std::string::npos) << table.out;
+}
+
+// The time series: one row per bin over the duration, and its counts add up
+// to the totals (every request is sent, and every task ends, inside the
+// duration here: tasks stop starting at 30 s and end long before 60 s).
+TEST(FleetCli, CsvIsTheTimeSeriesOfTheTotals) {
+  const auto dir = relsim::test::scratch("fleet_csv");
+  const std::string csv = (dir / "series.csv").string();
+  const Captured r = relsim(
+      "fleet --agents 50 --start poisson:10 --duration 60 --bin-seconds 5 --capacity 8 --p 0.1 --r 2 --n 2 --json "
+      "--csv " + csv);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  std::istringstream lines(relsim::test::slurp(csv));
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "t,sent,good,r429,r529,timeouts,started,finished,successes,goodput");
+  int rows = 0;
+  long long sent = 0, started = 0;
+  while (std::getline(lines, line)) {
+    ++rows;
+    std::istringstream cells(line);
+    std::string cell;
+    std::vector<std::string> c;
+    while (std::getline(cells, cell, ',')) c.push_back(cell);
+    ASSERT_EQ(c.size(), 10u) << line;
+    sent += std::stoll(c[1]);
+    started += std::stoll(c[6]);
+  }
+  EXPECT_EQ(rows, 12);
+  EXPECT_EQ(started, j["tasks"].get<long long>());
+  EXPECT_LE(sent, j["requests"].get<long long>());
+  EXPECT_GT(sent, 0);
+}
+
+TEST(FleetCli, BadInputIsOneLineAndExitTwo) {
+  expect_input_error("fleet --quota 0", "quota");
+  expect_input_error("fleet --quota -5", "quota");
+  expect_input_error("fleet --capacity 0", "capacity");
+  expect_input_error("fleet --pool 0", "pool");
+  expect_input_error("fleet --pool many", "pool");
+  expect_input_error("fleet --throttle grpc:10", "grpc:10");
+  expect_input_error("fleet --throttle storm", "storm");
+  expect_input_error("fleet --start poisson:0", "poisson:0");
+  expect_input_error("fleet --trigger outage:10", "outage:10");
+  expect_input_error("fleet --duration 100000", "--force");
+  expect_input_error("fleet --agents 0", "agents");
+  expect_input_error("fleet --tenants 3 --agents 2", "tenants");
+  expect_input_error("fleet --p 1.2", "1.2");
+  expect_input_error("fleet --b 2", "b");
+  expect_input_error("fleet --replicates 0", "replicates");
+  // A bad run writes no time series.
+  const auto dir = relsim::test::scratch("fleet_bad_csv");
+  const std::string csv = (dir / "series.csv").string();
+  expect_input_error("fleet --capacity 0 --csv " + csv, "capacity");
+  EXPECT_FALSE(std::filesystem::exists(csv));
+}
+
+}  // namespace
