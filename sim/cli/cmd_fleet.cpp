@@ -146,15 +146,16 @@ std::string fleet_table(const Json& j) {
   const auto seconds = [](const Json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.3g} s", v.get<double>()); };
   const auto share = [](const Json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.3g}%", 100.0 * v.get<double>()); };
   const Json& sc = j["scenario"];
-  row("scenario", fmt::format("{} agents over {} tenants, start {}, {}", sc["agents"].get<long long>(),
-                              sc["tenants"].get<long long>(), sc["start"].get<std::string>(),
+  const auto count = [](long long k, const char* one, const char* many) { return fmt::format("{} {}", k, k == 1 ? one : many); };
+  row("scenario", fmt::format("{} over {}, start {}, {}", count(sc["agents"].get<long long>(), "agent", "agents"),
+                              count(sc["tenants"].get<long long>(), "tenant", "tenants"), sc["start"].get<std::string>(),
                               sc["policy"].get<std::string>()));
   row("provider", fmt::format("quota {} rpm, capacity {}, queue {}, trigger {}",
                               sc["quota"].get<double>() > 0 ? fmt::format("{:g}", sc["quota"].get<double>()) : "none",
                               sc["capacity"].get<long long>() > 0 ? std::to_string(sc["capacity"].get<long long>()) : "none",
                               sc["queue"].get<long long>(), sc["trigger"].get<std::string>()));
   row("client", fmt::format("pool {}, throttle {}", sc["pool"].dump(), sc["throttle"].get<std::string>()));
-  row("tasks", fmt::format("{} ({} replicates)", j["tasks"].get<long long>(), j["replicates"].get<int>()));
+  row("tasks", fmt::format("{} ({})", j["tasks"].get<long long>(), count(j["replicates"].get<int>(), "replicate", "replicates")));
   row("success", fmt::format("{} [{}, {}] (Wilson 95%)", share(j["success_rate"]), share(j["ci_low"]), share(j["ci_high"])));
   row("requests", fmt::format("{} ({} good, amplification {:.4g})", j["requests"].get<long long>(),
                               j["good"].get<long long>(), j["amplification"].is_null() ? NAN : j["amplification"].get<double>()));
@@ -164,8 +165,11 @@ std::string fleet_table(const Json& j) {
                               j["wasted"].get<long long>()));
   row("throttled", fmt::format("{} retries refused", j["denied"].get<long long>()));
   row("latency", fmt::format("p50 {}, p99 {}", seconds(j["latency_p50"]), seconds(j["latency_p99"])));
-  row("pool wait", fmt::format("p99 {} (short agents' requests: {})", seconds(j["pool_wait_p99"]),
-                               seconds(j["short_pool_wait_p99"])));
+  if (sc["long_agents"].get<long long>() > 0)
+    row("pool wait", fmt::format("p99 {} (the short agents' requests: {})", seconds(j["pool_wait_p99"]),
+                                 seconds(j["short_pool_wait_p99"])));
+  else
+    row("pool wait", fmt::format("p99 {}", seconds(j["pool_wait_p99"])));
   row("seed", fmt::format("{}", j["seed"].get<std::uint64_t>()));
   return s;
 }
