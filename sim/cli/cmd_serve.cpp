@@ -1,4 +1,7 @@
 // relsim serve: the fault-injecting mock server, standalone, until SIGINT or SIGTERM.
+#include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <iostream>
 #include <optional>
 
@@ -26,6 +29,11 @@ struct ServeArgs {
   std::uint64_t outage_seed = rng::kReferenceSeed;
   std::string kinds;
   double time_scale = 1.0;
+  // Provider mode.
+  double quota = 0.0;
+  std::int64_t capacity = 0;
+  std::size_t max_connections = ServerConfig{}.max_connections;
+  double read_timeout = 5.0;
   CLI::App* cmd = nullptr;
   bool given(const char* name) const { return cmd->get_option(name)->count() > 0; }
 };
@@ -33,7 +41,7 @@ struct ServeArgs {
 // --outage and its options: the outage schedule's config, or none.
 std::optional<OutageConfig> outage_config(const ServeArgs& a) {
   if (!a.given("--outage")) {
-    for (const char* name : {"--outage-seed", "--kinds", "--time-scale"})
+    for (const char* name : {"--outage-seed", "--kinds"})
       if (a.given(name)) throw InputError(fmt::format("{} applies in outage mode only: give --outage T_GOOD,T_BAD", name));
     return std::nullopt;
   }
@@ -50,13 +58,45 @@ std::optional<OutageConfig> outage_config(const ServeArgs& a) {
   return o;
 }
 
+// --quota and --capacity: the provider in front of the scripts, or none. A
+// limit left out is none; 0 or below is refused, not read as none.
+std::optional<ProviderConfig> provider_config(const ServeArgs& a) {
+  if (!a.given("--quota") && !a.given("--capacity")) return std::nullopt;
+  ProviderConfig p;
+  if (a.given("--quota")) {
+    if (!(a.quota > 0.0 && a.quota <= 1e9))
+      throw InputError(fmt::format("quota = {:g} is out of range: it must be in (0, 1e9] requests per minute per "
+                                   "tenant (leave --quota out for none)",
+                                   a.quota));
+    p.quota_rpm = a.quota;
+  }
+  if (a.given("--capacity")) {
+    if (a.capacity < 1 || a.capacity > 1'000'000)
+      throw InputError(fmt::format("capacity = {} is out of range: it must be in [1, 1000000] replies at once "
+                                   "(leave --capacity out for none)",
+                                   a.capacity));
+    p.capacity = a.capacity;
+  }
+  p.time_scale = a.time_scale;
+  validate(p);
+  return p;
+}
+
 int run_serve(const ServeArgs& a) {
+  if (a.given("--time-scale") && !a.given("--outage") && !a.given("--quota") && !a.given("--capacity"))
+    throw InputError("--time-scale applies in outage or provider mode only: give --outage, --quota or --capacity");
   ServerConfig config;
   config.port = a.port;
   config.threads = a.threads;
   config.retry_after = a.retry_after;
   config.log_path = a.log;
   config.outage = outage_config(a);
+  config.provider = provider_config(a);
+  config.max_connections = a.max_connections;
+  if (!(a.read_timeout >= 0.001 && a.read_timeout <= 3600.0))
+    throw InputError(fmt::format("read timeout = {:g} s is out of range: it must be in [0.001, 3600] seconds",
+                                 a.read_timeout));
+  config.read_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(a.read_timeout * 1000.0)));
   validate(config);
   Plan plan;
   if (!a.plan.empty()) plan = read_plan(a.plan);
@@ -85,7 +125,8 @@ Runner add_serve(CLI::App& app) {
       "run the fault-injecting mock of the Messages streaming API on 127.0.0.1 until SIGINT/SIGTERM:\n"
       "  POST /t/{task}/v1/messages answers from the task's script; POST /control/tasks/{task}/script sets it;\n"
       "  GET /control/tasks lists the tasks, POST /control/tasks/{task}/outcome takes a harness's report;\n"
-      "  with --outage every task is answered by an on/off outage schedule in scaled real time (GET /control/outage)");
+      "  with --outage every task is answered by an on/off outage schedule in scaled real time (GET /control/outage);\n"
+      "  with --quota or --capacity a provider in front limits each tenant's requests and all replies at once");
   args->cmd = cmd;
   cmd->add_option("--port", args->port, "port on 127.0.0.1, in [0, 65535]; 0 picks a free one")->required();
   cmd->add_option("--threads", args->threads, "threads serving connections, in [1, 64]")->capture_default_str();
@@ -104,7 +145,19 @@ Runner add_serve(CLI::App& app) {
                   "outage mode: fault-kind weights of bad requests, e.g. cut=1,http_529=2; default uniform over "
                   "cut,no_stop,malformed,overloaded,stall");
   cmd->add_option("--time-scale", args->time_scale,
-                  "outage mode: wall seconds per model second, in [1e-6, 1000]")
+                  "outage and provider modes: wall seconds per model second, in [1e-6, 1000]")
+      ->capture_default_str();
+  cmd->add_option("--quota", args->quota,
+                  "provider mode: requests per minute per tenant (tenant = x-api-key), a token bucket that starts "
+                  "full; past it 429 with retry-after and anthropic-ratelimit-requests-* headers; in (0, 1e9]");
+  cmd->add_option("--capacity", args->capacity,
+                  "provider mode: replies served at once, in [1, 1000000]; past it 529 overloaded");
+  cmd->add_option("--max-connections", args->max_connections,
+                  "connections open at once, in [1, 1000000]; past it the server refuses them")
+      ->capture_default_str();
+  cmd->add_option("--read-timeout", args->read_timeout,
+                  "seconds a connection has to send a whole request, from its accept (the first) or its first byte, "
+                  "in [0.001, 3600]")
       ->capture_default_str();
   return [args] { return run_serve(*args); };
 }

@@ -21,6 +21,13 @@ void validate(const ClientConfig& c) {
     throw InputError(fmt::format("concurrency = {} is out of range: it must be in [1, {}]", c.concurrency, kMaxConcurrency));
   if (c.threads < 1 || c.threads > kMaxClientThreads)
     throw InputError(fmt::format("threads = {} is out of range: it must be in [1, {}]", c.threads, kMaxClientThreads));
+  if (c.tenants < 0 || c.tenants > kMaxTenants)
+    throw InputError(fmt::format("tenants = {} is out of range: it must be in [0, {}] (0: no x-api-key)", c.tenants,
+                                 kMaxTenants));
+}
+
+std::string tenant_key(std::int64_t task, int tenants) {
+  return tenants > 0 ? fmt::format("relsim-tenant-{}", task % tenants) : std::string();
 }
 
 // After anthropic-sdk-python's _base_client.py (`_should_retry`,

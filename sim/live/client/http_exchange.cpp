@@ -36,11 +36,13 @@ asio::awaitable<std::string> read_error_body(Exchange& ex) {
 // The request as bytes, written by hand: the header order Beast would give.
 std::string TaskClient::request_bytes(std::int64_t c, int retry_count) const {
   const std::string body = request_body(task_, c);
+  const std::string key = cfg_.tenants > 0 ? fmt::format("x-api-key: {}\r\n", tenant_key(task_, cfg_.tenants)) : "";
   return fmt::format(
       "POST {} HTTP/1.1\r\nHost: {}:{}\r\nUser-Agent: relsim-client/0.1\r\n"
-      "Content-Type: application/json\r\nAccept: text/event-stream\r\n{}anthropic-version: 2023-06-01\r\n"
+      "Content-Type: application/json\r\nAccept: text/event-stream\r\n{}{}anthropic-version: 2023-06-01\r\n"
       "x-stainless-retry-count: {}\r\nContent-Length: {}\r\n\r\n{}",
-      request_target(task_), cfg_.host, cfg_.port, cfg_.keep_alive ? "" : "Connection: close\r\n", retry_count, body.size(), body);
+      request_target(task_), cfg_.host, cfg_.port, cfg_.keep_alive ? "" : "Connection: close\r\n", key, retry_count,
+      body.size(), body);
 }
 
 // One HTTP request: connect (or reuse the slot's connection), send, read

@@ -20,7 +20,7 @@ net::awaitable<Outcome> stream(Connection& conn, std::int64_t task, const Popped
   // head and every chunk up to a hold (or the end) in one. A shaped one
   // writes each chunk on its own, as its pacing says. The bytes are the same.
   const bool coalesce = !as.shaped();
-  std::string pending = wire::stream_head(wire::request_id(task, p.index), keep);
+  std::string pending = wire::stream_head(wire::request_id(task, p.index), keep, p.headers);
   if (!coalesce && !co_await conn.write(std::exchange(pending, {}))) co_return gone;
   for (std::size_t i = 0; i <= s.events.size(); ++i) {
     if (i == s.gate_at && !as.gate.empty()) {
@@ -58,7 +58,7 @@ net::awaitable<Outcome> stream(Connection& conn, std::int64_t task, const Popped
 net::awaitable<Outcome> error_status(Connection& conn, std::int64_t task, const Popped& p, bool keep) {
   const FaultKind kind = p.entry.fault;
   const wire::HttpError err = wire::http_error(kind);
-  wire::Headers extra;
+  wire::Headers extra = p.headers;
   if (kind == FaultKind::http_429) extra.emplace_back("retry-after", conn.state().config().retry_after);
   if (kind == FaultKind::http_529) extra.emplace_back("x-should-retry", "true");
   const bool ok = co_await conn.write(wire::json_response(err.status, wire::error_body(err.type, err.message),

@@ -23,6 +23,8 @@ Json request_line(const JournalRequest& r, int status, std::string_view how, dou
          {"retry_count", r.retry_count ? Json(*r.retry_count) : Json(nullptr)},
          {"body_bytes", r.body_bytes}};
   if (r.exhausted) j["exhausted"] = true;
+  if (r.tenant >= 0) j["tenant"] = r.tenant;
+  if (!r.refused.empty()) j["refused"] = std::string(r.refused);
   return j;
 }
 

@@ -38,6 +38,8 @@ struct JournalRequest {
   std::optional<std::string> retry_count;  // x-stainless-retry-count as sent
   std::size_t body_bytes = 0;
   double received_ms = 0.0;
+  std::int64_t tenant = -1;  // provider mode: the x-api-key's tenant; -1: no "tenant" key
+  std::string_view refused;  // provider mode: "quota" or "capacity" when it refused the request
 };
 
 class RequestJournal {

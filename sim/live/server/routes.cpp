@@ -3,7 +3,10 @@
 #include "live/server/routes.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -28,6 +31,25 @@ std::vector<std::string_view> split_path(std::string_view path) {
   }
   return parts;
 }
+
+// Seconds since the Unix epoch, for the rate-limit headers' reset time.
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Releases a unit of the provider's capacity when the reply holding it ends.
+class CapacityHold {
+ public:
+  explicit CapacityHold(Provider* provider) : provider_(provider) {}
+  ~CapacityHold() {
+    if (provider_) provider_->release();
+  }
+  CapacityHold(const CapacityHold&) = delete;
+  CapacityHold& operator=(const CapacityHold&) = delete;
+
+ private:
+  Provider* provider_;
+};
 
 LoggedRequest record(const Request& req, double received_ms) {
   LoggedRequest r;
@@ -61,7 +83,38 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
     co_return keep;
   }
   const std::size_t body_bytes = req.body().size();
-  const Popped p = state.pop(task, std::move(rec));
+  Provider* provider = state.provider();
+  std::vector<std::pair<std::string, std::string>> limits;
+  if (provider) {
+    const Admission a = provider->admit(rec.header("x-api-key").value_or(""), state.model_seconds(received));
+    rec.tenant = a.tenant;
+    const double scale = provider->config().time_scale;
+    limits = rate_limit_headers(a, scale, wall_seconds());
+    switch (a.verdict) {
+      case Admission::Verdict::admitted: break;
+      case Admission::Verdict::bad_key:
+        state.log_refused(task, std::move(rec), 400, "key");
+        co_await conn.send_error(400, "invalid_request_error", a.why, keep);
+        co_return keep;
+      case Admission::Verdict::over_quota:
+        state.log_refused(task, std::move(rec), 429, "quota");
+        co_await conn.send_error(429, "rate_limit_error",
+                                 fmt::format("This request would exceed the rate limit of {:g} requests per minute "
+                                             "for this API key; retry after {} s",
+                                             a.limit, a.retry_after),
+                                 keep, limits);
+        co_return keep;
+      case Admission::Verdict::over_capacity:
+        limits.emplace_back("x-should-retry", "true");
+        state.log_refused(task, std::move(rec), 529, "capacity");
+        co_await conn.send_error(529, "overloaded_error", "Overloaded", keep, limits);
+        co_return keep;
+    }
+  }
+  // An admitted request holds a unit of the provider's capacity until its reply ends.
+  const CapacityHold hold(provider);
+  Popped p = state.pop(task, std::move(rec));
+  p.headers = std::move(limits);
   if (!p.found) {
     const bool ok = co_await conn.send_error(404, "not_found_error", p.why, keep);
     state.finish(task, p, 404, ok ? "complete" : "client_gone");

@@ -149,6 +149,7 @@ Json to_json(const LoggedRequest& r) {
          {"end", r.end.empty() ? Json(nullptr) : Json(r.end)},
          {"received_ms", r.received_ms},
          {"finished_ms", r.finished_ms ? Json(*r.finished_ms) : Json(nullptr)}};
+  if (r.tenant >= 0) j["tenant"] = r.tenant;
   return j;
 }
 
@@ -185,6 +186,7 @@ void validate(const ServerConfig& c) {
   if (c.max_log_entries > 10'000)
     throw InputError(fmt::format("max log entries = {} is out of range: it must be in [0, 10000]", c.max_log_entries));
   if (c.outage) validate(*c.outage);
+  if (c.provider) validate(*c.provider);
 }
 
 namespace wire {

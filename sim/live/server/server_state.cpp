@@ -28,6 +28,7 @@ JournalRequest journal_request(std::int64_t task, const LoggedRequest& r) {
   j.retry_count = r.header("x-stainless-retry-count");
   j.body_bytes = r.body_bytes;
   j.received_ms = r.received_ms;
+  j.tenant = r.tenant;
   return j;
 }
 
@@ -143,6 +144,22 @@ void ServerState::log_unscripted(std::int64_t task, LoggedRequest&& r, int statu
   r.end = "complete";
   r.finished_ms = t_ms;
   append_log(tasks_.at(task), std::move(r));  // tasks are never removed
+  changed_.notify_all();
+}
+
+void ServerState::log_refused(std::int64_t task, LoggedRequest&& r, int status, std::string_view refused) {
+  JournalRequest line = journal_request(task, r);
+  line.refused = refused;
+  const double t_ms = now_ms();
+  journal_.write_ended(line, status, "complete", t_ms);
+  std::lock_guard lock(mu_);
+  auto it = tasks_.find(task);
+  if (it != tasks_.end()) {
+    r.status = status;
+    r.end = "complete";
+    r.finished_ms = t_ms;
+    append_log(it->second, std::move(r));
+  }
   changed_.notify_all();
 }
 

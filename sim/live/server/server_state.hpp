@@ -51,6 +51,8 @@ struct Popped {
   std::size_t slot = kNotLogged;  // in the task's log
   std::uint64_t epoch = 0;        // the task's release_epoch when it was taken
   std::uint64_t journal = 0;      // its open line in the request journal; 0: none
+  // Provider mode: the rate-limit headers its answer carries.
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 class ServerState {
@@ -58,10 +60,15 @@ class ServerState {
   explicit ServerState(ServerConfig config)
       : config_(std::move(config)), journal_(config_.max_log_bytes) {
     if (config_.outage) outage_.emplace(*config_.outage);
+    if (config_.provider) provider_.emplace(*config_.provider);
   }
 
   const ServerConfig& config() const { return config_; }
   double now_ms() const;  // since the server started
+  // Provider mode's clock: model seconds at `ms` since the server started.
+  double model_seconds(double ms) const {
+    return ms / 1000.0 / (config_.provider ? config_.provider->time_scale : 1.0);
+  }
   // For replies that answer no script entry: req_relsim_x{n}.
   std::string fresh_request_id();
   // Set once, before any connection is served.
@@ -82,6 +89,12 @@ class ServerState {
   std::optional<OutageView> outage_view();
   // Logs a request of a known task answered without a script entry.
   void log_unscripted(std::int64_t task, LoggedRequest&& request, int status);
+  // Journals a request the provider refused (`refused`: "quota", "capacity"
+  // or "key"), whether or not its task is known, and logs it in the task's
+  // log when it is.
+  void log_refused(std::int64_t task, LoggedRequest&& request, int status, std::string_view refused);
+  // Provider mode's quotas and capacity; nullptr without.
+  Provider* provider() { return provider_ ? &*provider_ : nullptr; }
   // Records how the request `p` took ended (in its task's log and the
   // journal). While the server stops, a reply cut short ends "stopped".
   void finish(std::int64_t task, const Popped& p, int status, std::string_view end);
@@ -160,6 +173,7 @@ class ServerState {
   bool stopping_ = false;
   Json plan_header_;
   std::optional<OutageSchedule> outage_;  // outage mode; asked under mu_
+  std::optional<Provider> provider_;      // provider mode; its own mutex
 
   RequestJournal journal_;  // its own mutex, never taken with mu_ held
 };

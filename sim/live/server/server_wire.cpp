@@ -71,12 +71,14 @@ std::string text_response(int status, std::string_view body, std::string_view co
   return head(status, h) + std::string(body);
 }
 
-std::string stream_head(std::string_view request_id, bool keep_alive) {
-  return head(200, {{"content-type", "text/event-stream"},
-                    {"cache-control", "no-cache"},
-                    {"transfer-encoding", "chunked"},
-                    {"request-id", std::string(request_id)},
-                    {"connection", keep_alive ? "keep-alive" : "close"}});
+std::string stream_head(std::string_view request_id, bool keep_alive, const Headers& extra) {
+  Headers h = {{"content-type", "text/event-stream"},
+               {"cache-control", "no-cache"},
+               {"transfer-encoding", "chunked"},
+               {"request-id", std::string(request_id)},
+               {"connection", keep_alive ? "keep-alive" : "close"}};
+  h.insert(h.end(), extra.begin(), extra.end());
+  return head(200, h);
 }
 
 namespace {

@@ -43,7 +43,7 @@ std::string json_response(int status, std::string_view body, std::string_view re
 std::string text_response(int status, std::string_view body, std::string_view content_type,
                           std::string_view request_id, bool keep_alive, const Headers& extra = {});
 // The 200 head of a stream: text/event-stream, chunked.
-std::string stream_head(std::string_view request_id, bool keep_alive);
+std::string stream_head(std::string_view request_id, bool keep_alive, const Headers& extra = {});
 
 // The events of a streamed reply (ok or an in-stream fault kind) and where it
 // pauses: `hold_at` (stall) and `gate_at` are indices into `events` (the

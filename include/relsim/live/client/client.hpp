@@ -69,8 +69,14 @@ struct ClientConfig {
   // free. Needs the sliding window (not coordinated_start) and one entry per
   // task, each finite and >= 0.
   std::vector<double> start_at;
+  // Tenants of a provider (the server's --quota, --capacity): task t sends
+  // `x-api-key: relsim-tenant-{t mod tenants}`. 0: no key.
+  int tenants = 0;
 };
 inline constexpr int kMaxConcurrency = 10'000;
+inline constexpr int kMaxTenants = 10'000;
+// The x-api-key task `task` sends with `tenants` tenants ("" for 0).
+std::string tenant_key(std::int64_t task, int tenants);
 inline constexpr int kMaxClientThreads = 256;
 // Throws InputError naming the bad value and its valid range.
 void validate(const ClientConfig& config);

@@ -32,6 +32,7 @@
 #include "relsim/core/faults.hpp"
 #include "relsim/core/json.hpp"
 #include "relsim/live/outage.hpp"
+#include "relsim/live/server/provider.hpp"
 
 namespace relsim {
 
@@ -88,6 +89,7 @@ struct LoggedRequest {
   std::size_t body_bytes = 0;                                // the whole body's size
   std::optional<ScriptEntry> entry;                          // none: not served from the script
   std::int64_t index = -1;     // which request of the task (k of msg_relsim_{task}_{k}); -1: none
+  std::int64_t tenant = -1;    // with a provider: its x-api-key's tenant number; -1: none
   int status = 0;              // 0: no status line sent (reset, empty, garbage, held and gone)
   std::string end;             // how it ended: complete, closed, reset, client_gone, stopped; "" while open
   double received_ms = 0.0;    // request read, ms since the server started
@@ -130,6 +132,10 @@ struct ServerConfig {
   // outage schedule, good or bad by its state when the request is read;
   // scripts and plans are refused. Its clock starts with the server.
   std::optional<OutageConfig> outage;
+  // Provider mode (provider.hpp): per-tenant quotas (tenant from x-api-key)
+  // and a capacity limit, asked before a request takes its script entry; a
+  // request they refuse takes none (429 or 529, logged with "refused").
+  std::optional<ProviderConfig> provider;
 };
 // Throws InputError naming the value and its valid range.
 void validate(const ServerConfig& config);
