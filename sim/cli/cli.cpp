@@ -12,16 +12,30 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/files.hpp"
+#include "relsim/core/parse.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "cli/commands.hpp"
 
 namespace relsim {
 namespace cli {
 
+double q_from_burst_mean(double L) {
+  if (!(L >= 1.0 && L <= 1e15))
+    throw InputError(fmt::format("burst mean = {} is out of range: it must be in [1, 1e15] requests (q = 1 - 1/L; "
+                                 "1 is no burst longer than one request)",
+                                 L));
+  return 1.0 - 1.0 / L;
+}
+
 Model ModelArgs::model() const {
   Model m;
   m.p = p;
   m.q = q_option->count() ? q : p;
+  if (burst_mean_option && burst_mean_option->count()) {
+    if (q_option->count())
+      throw InputError("give --q or --burst-mean, not both: --burst-mean L means q = 1 - 1/L");
+    m.q = q_from_burst_mean(burst_mean);
+  }
   m.b = b;
   m.g = g;
   m.chain = parse_chain_scope(chain);
@@ -58,11 +72,22 @@ void add_model_options(CLI::App& cmd, ModelArgs& a, bool p_required) {
   a.p_option = cmd.add_option("--p", a.p, "long-run fraction of bad requests, in [0, 1]")->required(p_required);
   a.q_option = cmd.add_option("--q", a.q,
                               "P(bad | previous bad), in [max(0, (2p-1)/p), 1]; default p (independent faults)");
+  a.burst_mean_option = cmd.add_option("--burst-mean", a.burst_mean,
+                                       "mean burst length in requests, >= 1, instead of --q: q = 1 - 1/L");
   cmd.add_option("--r", a.r, fmt::format("retries per call, in [0, {}]", kMaxRetries))->required(p_required);
   a.n_option = cmd.add_option("--n", a.n, fmt::format("model calls per task, in [1, {}]", kMaxCalls))->required(p_required);
   cmd.add_option("--b", a.b, "silent chain steps before a retry (backoff), >= 0")->capture_default_str();
   cmd.add_option("--g", a.g, "silent chain steps before the next call, >= 0")->capture_default_str();
   cmd.add_option("--chain", a.chain, "chain scope across tasks: fresh or continuous")->capture_default_str();
+}
+
+CLI::Option* add_seed_option(CLI::App& cmd, std::uint64_t& seed, const std::string& what) {
+  return cmd
+      .add_option_function<std::string>(
+          "--seed", [&seed](const std::string& text) { seed = parse_unsigned(text, "seed"); },
+          what + ", an integer in [0, 2^64 - 1]")
+      ->type_name("SEED")
+      ->default_str(std::to_string(seed));
 }
 
 void add_timing_options(CLI::App& cmd, ClientTiming& t) {
@@ -78,6 +103,22 @@ void add_timing_options(CLI::App& cmd, ClientTiming& t) {
   cmd.add_option("--backoff-cap", t.backoff_schedule.cap, "largest backoff, seconds")->capture_default_str();
   cmd.add_option("--time-scale", t.time_scale, "multiplies every backoff (tests use small values)")
       ->capture_default_str();
+}
+
+// CLI11's parse errors in the project's words: "Could not convert: --r =
+// 0:20:1" names the value and what it must be, with a hint for a range or a
+// list, which only relsim sweep takes.
+std::string parse_error_line(const CLI::ParseError& e) {
+  const std::string what = e.what();
+  const std::string prefix = "Could not convert: ";
+  const auto eq = what.find(" = ");
+  if (what.rfind(prefix, 0) != 0 || eq == std::string::npos) return what;
+  const std::string name = what.substr(prefix.size(), eq - prefix.size());
+  const std::string value = what.substr(eq + 3);
+  std::string line = fmt::format("{} = '{}' is not a number", name, value);
+  if (value.find_first_of(":,") != std::string::npos)
+    line += ": a range or a list of values is for relsim sweep (for example --r 0:20:1 or --q 0.3,0.8)";
+  return line;
 }
 
 namespace {
@@ -133,7 +174,7 @@ int dispatch(int argc, char** argv) {
     if (!cli::ranks().root()) return 0;  // --help and --version, printed once
     return commands.app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return fail(fmt::format("relsim: error: {}", e.what()), cli::kExitInput);
+    return fail(fmt::format("relsim: error: {}", cli::parse_error_line(e)), cli::kExitInput);
   } catch (const InputError& e) {
     return fail(fmt::format("relsim: error: {}", e.what()), cli::kExitInput);
   } catch (const std::exception& e) {

@@ -165,7 +165,7 @@ Runner add_demo(CLI::App& app) {
   auto args = std::make_shared<DemoArgs>();
   auto* cmd = app.add_subcommand("demo", "the reference experiment: exact, simulated and live, independent and bursty; exit 1 on any oracle mismatch");
   cmd->add_option("--tasks", args->tasks, "simulated tasks per model")->capture_default_str();
-  cmd->add_option("--seed", args->seed, "simulation seed")->capture_default_str();
+  add_seed_option(*cmd, args->seed, "simulation seed");
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default)")->capture_default_str();
   cmd->add_flag("--json", args->json, "print one JSON object instead of tables");
   cmd->add_flag("!--no-live", args->live, "leave out the live run over HTTP");

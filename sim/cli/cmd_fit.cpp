@@ -172,7 +172,7 @@ Runner add_fit(CLI::App& app) {
                               "per-call outcomes",
                               fit::kMaxSdkRetries))
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "seed of --hidden's random starts")->capture_default_str();
+  add_seed_option(*cmd, args->seed, "seed of --hidden's random starts");
   cmd->add_option("--restarts", args->restarts, "--hidden's random starts, the best kept")->capture_default_str();
   return [args] { return run_fit(*args); };
 }

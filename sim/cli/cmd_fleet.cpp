@@ -31,7 +31,7 @@ struct FleetArgs {
   std::string csv;
   int replicates = 1, threads = 0;
   double bin_seconds = 1.0;
-  std::string seed = std::to_string(rng::kReferenceSeed);
+  std::uint64_t seed = rng::kReferenceSeed;
   CLI::Option *quota_option = nullptr, *capacity_option = nullptr, *pool_option = nullptr,
               *header_timeout_option = nullptr;
 };
@@ -178,7 +178,7 @@ int run_fleet_command(const FleetArgs& a) {
   const fleet::Scenario scenario = scenario_of(a);
   fleet::RunConfig config;
   config.replicates = a.replicates;
-  config.seed = parse_unsigned(a.seed, "seed");
+  config.seed = a.seed;
   config.threads = a.threads;
   config.bin_seconds = a.bin_seconds;
   config.share = ranks();
@@ -240,7 +240,7 @@ Runner add_fleet(CLI::App& app) {
   for (const char* name : {"--p", "--r", "--n"}) cmd->get_option(name)->capture_default_str();
   cmd->add_option("--replicates", args->replicates, fmt::format("independent runs, in [1, {}]", fleet::kMaxReplicates))
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "Philox key, an integer in [0, 2^64 - 1]")->capture_default_str();
+  add_seed_option(*cmd, args->seed, "Philox key");
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default); never changes the output")
       ->capture_default_str();
   cmd->add_option("--bin-seconds", args->bin_seconds, "the time series' bin (--csv)")->capture_default_str();

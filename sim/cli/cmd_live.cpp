@@ -231,9 +231,7 @@ Runner add_live(CLI::App& app) {
   add_model_options(*cmd, a->model, false);
   add_policy_options(*cmd, a->model);
   a->tasks_option = cmd->add_option("--tasks", a->tasks, "tasks (scripted runs: default 1)")->capture_default_str();
-  cmd->add_option("--seed", a->seed,
-                  "seed of the plan (time mode: of the outage schedule) and of the client's backoff jitter")
-      ->capture_default_str();
+  add_seed_option(*cmd, a->seed, "seed of the plan (time mode: of the outage schedule) and of the client's backoff jitter");
   cmd->add_option("--lanes", a->lanes, "independent chains for the continuous scope")->capture_default_str();
   cmd->add_option("--fault", a->fault, "scripted run: this fault kind on every task");
   cmd->add_option("--times", a->times, "scripted run: once or always")->capture_default_str();

@@ -79,7 +79,7 @@ Runner add_plan(CLI::App& app) {
   add_model_options(*cmd, args->model, false);
   add_policy_options(*cmd, args->model);
   cmd->add_option("--tasks", args->tasks, fmt::format("tasks, in [1, {}]", kMaxPlanTasks))->capture_default_str();
-  cmd->add_option("--seed", args->seed, "simulation seed the plan reproduces")->capture_default_str();
+  add_seed_option(*cmd, args->seed, "simulation seed the plan reproduces");
   cmd->add_option("--lanes", args->lanes, "independent chains for the continuous scope")->capture_default_str();
   args->fault_option = cmd->add_option("--fault", args->fault, "scripted plan: this fault kind on every task");
   args->times_option =

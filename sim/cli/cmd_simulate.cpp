@@ -34,7 +34,7 @@ struct SimulateArgs {
   ModelArgs model;
   TimeArgs time;
   long long tasks = 400;
-  std::string seed = std::to_string(rng::kReferenceSeed);
+  std::uint64_t seed = rng::kReferenceSeed;
   int lanes = SimConfig{}.lanes;
   int threads = 0;
   std::string interval = "wilson";
@@ -92,7 +92,7 @@ SimulateSetup simulate_setup(const SimulateArgs& a) {
   setup.policy = a.model.policy();
   SimConfig& config = setup.config;
   config.tasks = a.tasks;
-  config.seed = parse_unsigned(a.seed, "seed");
+  config.seed = a.seed;
   config.lanes = a.lanes;
   config.threads = a.threads;
   config.kinds = a.model.fault_weights();
@@ -352,7 +352,7 @@ Runner add_simulate(CLI::App& app) {
   add_time_options(*cmd, args->time);
   cmd->add_option("--tasks", args->tasks, fmt::format("tasks to simulate, in [1, {}]", kMaxTasks))
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "Philox key, an integer in [0, 2^64 - 1]")->capture_default_str();
+  add_seed_option(*cmd, args->seed, "Philox key");
   cmd->add_option("--lanes", args->lanes,
                   fmt::format("continuous scope: independent chains, task i in lane i mod lanes, in [1, {}]",
                               kMaxLanes))

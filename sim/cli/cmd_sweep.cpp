@@ -17,7 +17,7 @@ namespace relsim::cli {
 namespace {
 
 struct SweepArgs {
-  std::string p, q, r, n, b = "0", g = "0", chain = "fresh";
+  std::string p, q, burst_mean, r, n, b = "0", g = "0", chain = "fresh";
   std::string policy = "simple", s = "2", B = "0", kinds;
   std::string t_good, t_bad, request_seconds = "0", think_seconds = "0", backoff = "sdk", retry_after = "0";
   std::string fault_seconds;
@@ -36,7 +36,7 @@ struct SweepArgs {
 // What to give instead of a discrete axis in time mode.
 std::string instead_of(const std::string& name) {
   if (name == "--p") return "the bad fraction is t_bad / (t_good + t_bad)";
-  if (name == "--q") return "bursts come from the mean sojourns --t-good and --t-bad";
+  if (name == "--q" || name == "--burst-mean") return "bursts come from the mean sojourns --t-good and --t-bad";
   if (name == "--b") return "the wait before a retry is --backoff, in seconds";
   return "the time between calls is --think-seconds";
 }
@@ -82,7 +82,13 @@ SweepGrid sweep_grid(const SweepArgs& a) {
   time_axes(a, grid);
   if (!grid.timed()) {
     grid.p = parse_real_axis(a.p, "p");
+    if (!a.q.empty() && !a.burst_mean.empty())
+      throw InputError("give --q or --burst-mean, not both: --burst-mean L means q = 1 - 1/L");
     if (!a.q.empty()) grid.q = parse_real_axis(a.q, "q");
+    if (!a.burst_mean.empty()) {
+      grid.q = parse_real_axis(a.burst_mean, "burst-mean");
+      for (double& v : grid.q) v = q_from_burst_mean(v);  // the CSV's q column
+    }
   }
   grid.r = parse_integer_axis(a.r, "r");
   grid.n = parse_integer_axis(a.n, "n");
@@ -154,7 +160,7 @@ void add_sweep_policy_and_time(CLI::App& cmd, SweepArgs& a, const std::string& a
       cmd.add_option("--retry-after", a.retry_after, "time mode: http_429's retry-after, seconds (0: none): " + axis)
           ->capture_default_str(),
       cmd.add_option("--fault-seconds", a.fault_seconds, "time mode: KIND=SECONDS,... or timeouts (one value)")};
-  for (const char* name : {"--p", "--q", "--b", "--g"}) a.discrete_options.push_back(cmd.get_option(name));
+  for (const char* name : {"--p", "--q", "--burst-mean", "--b", "--g"}) a.discrete_options.push_back(cmd.get_option(name));
 }
 
 }  // namespace
@@ -172,13 +178,15 @@ Runner add_sweep(CLI::App& app) {
   const std::string axis = "a value, a list a,b,c or an inclusive range start:stop:step";
   cmd->add_option("--p", args->p, "bad fraction: " + axis)->required();
   cmd->add_option("--q", args->q, "P(bad | previous bad): " + axis + "; default q = p at each point");
+  cmd->add_option("--burst-mean", args->burst_mean,
+                  "mean burst length L in requests, >= 1, instead of --q (q = 1 - 1/L, the q column): " + axis);
   cmd->add_option("--r", args->r, "retries per call: " + axis)->required();
   cmd->add_option("--n", args->n, "calls per task: " + axis)->required();
   cmd->add_option("--b", args->b, "silent steps before a retry: " + axis)->capture_default_str();
   cmd->add_option("--g", args->g, "silent steps before the next call: " + axis)->capture_default_str();
   cmd->add_option("--chain", args->chain, "fresh, continuous or fresh,continuous")->capture_default_str();
   cmd->add_option("--tasks", args->tasks, "simulated tasks per point (0: exact columns only)")->capture_default_str();
-  cmd->add_option("--seed", args->seed, "run seed; each point's seed derives from it and the point's parameters")
+  add_seed_option(*cmd, args->seed, "run seed; each point's seed derives from it and the point's parameters")
       ->capture_default_str();
   cmd->add_option("--lanes", args->lanes, "independent chains for the continuous scope")->capture_default_str();
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default)")->capture_default_str();

@@ -162,8 +162,7 @@ Runner add_tune(CLI::App& app) {
                   "fixed waits: work the exact wall-time distribution may cost for p99 (1e7: about 0.3 s) before "
                   "p99 is simulated instead")
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "seed of those simulations (the same for every schedule)")
-      ->capture_default_str();
+  add_seed_option(*cmd, args->seed, "seed of those simulations (the same for every schedule)");
   cmd->add_flag("--force", args->force, fmt::format("search a space of more than {} schedules", kMaxTuneSchedules));
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default); the output does not depend on it")
       ->capture_default_str();

@@ -55,6 +55,7 @@ bool terminal_progress();
 // --p --q --r --n --b --g --chain, shared by every command that takes a model.
 struct ModelArgs {
   double p = 0.0, q = 0.0;
+  double burst_mean = 0.0;  // --burst-mean L: q = 1 - 1/L
   long long b = 0, g = 0;
   long long n = 0;
   int r = 0;
@@ -64,15 +65,27 @@ struct ModelArgs {
   int B = 0;
   std::string kinds;  // empty: uniform over the in-stream kinds
   CLI::Option* q_option = nullptr;
+  CLI::Option* burst_mean_option = nullptr;
   CLI::Option* p_option = nullptr;
   CLI::Option* kinds_option = nullptr;
   CLI::Option* n_option = nullptr;
 
-  Model model() const;    // validated; q defaults to p
+  Model model() const;    // validated; q from --q or --burst-mean, else p
   Policy policy() const;  // validated
   FaultWeights fault_weights() const;
 };
 void add_model_options(CLI::App& cmd, ModelArgs& args, bool p_required = true);
+// Bursts in the user's words: a run of bad requests lasts 1/(1-q) requests
+// on average (geometric), so a mean burst length L >= 1 is q = 1 - 1/L
+// (L = 1: q = 0, no bad request follows a bad one). Throws InputError
+// naming L unless it is in [1, 1e15].
+double q_from_burst_mean(double burst_mean);
+// --seed SEED, the same in every command: an integer in [0, 2^64 - 1], read
+// strictly (CLI11's own unsigned parse would take -1 as 2^64 - 1); `what`
+// says what it seeds. Its default shows in --help.
+CLI::Option* add_seed_option(CLI::App& cmd, std::uint64_t& seed, const std::string& what);
+// A CLI11 parse error as the one line relsim prints (without "relsim: error: ").
+std::string parse_error_line(const CLI::ParseError& error);
 // --policy --s --B --kinds, for commands that run every policy.
 void add_policy_options(CLI::App& cmd, ModelArgs& args);
 

@@ -75,7 +75,7 @@ int execute(const std::vector<std::string>& args, std::ostream& capture, std::st
     commands.app.exit(e, capture, capture);
     return 0;
   } catch (const CLI::ParseError& e) {
-    err = one_line(e.what());
+    err = one_line(parse_error_line(e));
     return kExitInput;
   } catch (const InputError& e) {
     err = one_line(e.what());

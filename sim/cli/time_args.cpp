@@ -19,7 +19,7 @@ namespace {
 // What to give instead of a discrete option in time mode.
 std::string instead_of(const std::string& name) {
   if (name == "--p") return "the bad fraction is t_bad / (t_good + t_bad)";
-  if (name == "--q") return "bursts come from the mean sojourns --t-good and --t-bad";
+  if (name == "--q" || name == "--burst-mean") return "bursts come from the mean sojourns --t-good and --t-bad";
   if (name == "--b") return "the wait before a retry is --backoff, in seconds";
   return "the time between calls is --think-seconds";
 }
@@ -172,7 +172,7 @@ void add_time_options(CLI::App& cmd, TimeArgs& a) {
       cmd.add_option("--retry-after", a.retry_after,
                      "time mode: the retry-after of an http_429, honoured when in (0, 60) s; 0: none")
           ->capture_default_str()};
-  for (const char* name : {"--p", "--q", "--b", "--g"})
+  for (const char* name : {"--p", "--q", "--burst-mean", "--b", "--g"})
     if (CLI::Option* o = cmd.get_option_no_throw(name)) a.discrete.push_back(o);
 }
 
