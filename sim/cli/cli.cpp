@@ -15,6 +15,7 @@
 #include "relsim/core/parse.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "cli/commands.hpp"
+#include "cli/unknown_option.hpp"
 
 namespace relsim {
 namespace cli {
@@ -174,7 +175,9 @@ int dispatch(int argc, char** argv) {
     if (!cli::ranks().root()) return 0;  // --help and --version, printed once
     return commands.app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return fail(fmt::format("relsim: error: {}", cli::parse_error_line(e)), cli::kExitInput);
+    const std::optional<std::string> unknown =
+        cli::unknown_option_line(commands.app, std::vector<std::string>(argv + 1, argv + argc));
+    return fail(fmt::format("relsim: error: {}", unknown ? *unknown : cli::parse_error_line(e)), cli::kExitInput);
   } catch (const InputError& e) {
     return fail(fmt::format("relsim: error: {}", e.what()), cli::kExitInput);
   } catch (const std::exception& e) {

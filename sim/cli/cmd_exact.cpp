@@ -1,5 +1,7 @@
 // relsim exact: the transfer matrix, enumeration, or both side by side; in
-// time mode (--t-good, --t-bad) the same engine with steps in seconds.
+// time mode (--t-good, --t-bad) the same engine with steps in seconds; with
+// --target and --solve, the smallest r, s, b or B that meets a target.
+#include <algorithm>
 #include <iostream>
 #include <utility>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "relsim/exact/enumerate.hpp"
 #include "relsim/exact/exact.hpp"
 #include "relsim/exact/report.hpp"
+#include "relsim/exact/solve.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "cli/commands.hpp"
 
@@ -26,6 +29,10 @@ struct ExactArgs {
   double distribution_work = ExactOptions{}.max_distribution_work;
   bool json = false;
   std::string csv, seconds_csv;  // "-": stdout, instead of the table
+  double target = 0.0;
+  std::string solve;             // r, s, b or B; empty: no search
+  CLI::Option* r_option = nullptr;
+  CLI::Option* target_option = nullptr;
 };
 
 // The distributions asked for by --csv and --seconds-csv: (path, text). All
@@ -94,7 +101,108 @@ int run_exact_time(const ExactArgs& a, const TimeModel& time) {
   return 0;
 }
 
+// The values --solve searches for the policy (and model): [low, limit],
+// within the ranges validate() accepts.
+std::pair<std::int64_t, std::int64_t> solve_range(SolveParam param, const Policy& policy, bool timed) {
+  const bool simple = policy.kind == PolicyKind::simple;
+  switch (param) {
+    case SolveParam::r:
+      return {0, simple ? kMaxRetries : std::min(kMaxRetries, kMaxRequestsPerCall / (policy.s + 1) - 1)};
+    case SolveParam::s:
+      if (simple)
+        throw InputError("solve = s: the simple policy has no HTTP-layer retries; give --policy naive, layered or budgeted");
+      return {0, std::min(kMaxHttpRetries, kMaxRequestsPerCall / (policy.r + 1) - 1)};
+    case SolveParam::B:
+      if (policy.kind != PolicyKind::budgeted)
+        throw InputError(fmt::format("solve = B: B is the budgeted policy's cap, not policy = {}'s; give --policy budgeted",
+                                     to_string(policy.kind)));
+      // Past (s+1)(r+1) requests the cap never binds.
+      return {1, std::int64_t{policy.s + 1} * (policy.r + 1)};
+    case SolveParam::b:
+      if (timed) throw InputError("solve = b: time mode has no silent steps; waits come from --backoff");
+      return {0, kMaxSilentSteps};
+  }
+  return {0, 0};
+}
+
+Policy with_value(Policy policy, SolveParam param, std::int64_t v) {
+  if (param == SolveParam::r) policy.r = static_cast<int>(v);
+  if (param == SolveParam::s) policy.s = static_cast<int>(v);
+  if (param == SolveParam::B) policy.B = static_cast<int>(v);
+  return policy;
+}
+
+int run_solve(const ExactArgs& a, const std::optional<TimeModel>& time) {
+  if (!a.target_option->count()) throw InputError("--solve needs --target, the P(success) to reach, in (0, 1]");
+  if (a.method != "matrix") throw InputError(fmt::format("method = '{}': --solve uses --method matrix", a.method));
+  if (!a.csv.empty() || !a.seconds_csv.empty()) throw InputError("--solve prints the answer only: leave out --csv and --seconds-csv");
+  const SolveParam param = parse_solve_param(a.solve);
+  if (param != SolveParam::r && !a.r_option->count())
+    throw InputError("--r is required (only --solve r goes without it)");
+  if (param == SolveParam::r && a.r_option->count())
+    throw InputError("--solve r searches r: leave out --r");
+  if (!(a.target > 0.0 && a.target <= 1.0))
+    throw InputError(fmt::format("target = {} is out of range: it must be in (0, 1]", a.target));
+  ModelArgs args = a.model;
+  // Any valid value: it is searched.
+  if (param == SolveParam::r) args.r = 0;
+  if (param == SolveParam::B) args.B = 1;
+  const Policy base = args.policy();
+  ExactOptions options = matrix_options(a);
+  options.distribution = false;
+  const auto [low, limit] = solve_range(param, base, time.has_value());
+  std::function<SolvePoint(std::int64_t)> evaluate;
+  std::string note;
+  bool only_low = false;
+  Json head;
+  std::string words;
+  if (time) {
+    head = time_head_json(a.time.chain_json(*time), *time, base);
+    words = a.time.chain_words(*time);
+    evaluate = [&, time = *time](std::int64_t v) {
+      const ExactResult r = exact_time(time, with_value(base, param, v), options);
+      return SolvePoint{v, r.success, r.mean_requests};
+    };
+  } else {
+    const Model model = args.model();
+    head = model_json(model, base);
+    words = model.independent() ? fmt::format("independent, p = {}", model.p)
+                                : fmt::format("bursty, p = {}, q = {}", model.p, model.q);
+    if (param != SolveParam::b) words += fmt::format(", b = {}", model.b);
+    words += fmt::format(", g = {}, {} chain", model.g, to_string(model.chain));
+    if (param == SolveParam::b && model.q < model.p) {
+      only_low = true;
+      note = "q < p: a retry right after a bad request is the likeliest to be good (b = 0); no larger b does better";
+    }
+    evaluate = [&, model](std::int64_t v) {
+      Model m = model;
+      if (param == SolveParam::b) m.b = v;
+      const ExactResult r = exact_matrix(m, with_value(base, param, v), options);
+      return SolvePoint{v, r.success, r.mean_requests};
+    };
+  }
+  const SolveResult result = solve_for_target(param, a.target, low, limit, evaluate, only_low, note);
+  if (!ranks().root()) return result.found ? 0 : kExitMiss;
+  // The model and policy at the answer, or at the limit when there is none.
+  const std::int64_t shown = result.found ? result.found->value : result.best_below->value;
+  if (a.json) {
+    head[std::string(to_string(param))] = result.found ? Json(result.found->value) : Json(nullptr);
+    const Json solved = solve_json(result);
+    for (auto it = solved.begin(); it != solved.end(); ++it) head[it.key()] = it.value();
+    out() << dump_json(head) << "\n";
+  } else {
+    if (param == SolveParam::b) words += fmt::format(" (at b = {})", shown);
+    out() << fmt::format("relsim exact --solve {}\n  model: {}\n  policy: {}{}\n{}", a.solve, words,
+                         describe(with_value(base, param, shown)),
+                         result.found ? "" : " (at the limit)", solve_words(result));
+  }
+  return result.found ? 0 : kExitMiss;
+}
+
 int run_exact(const ExactArgs& a) {
+  if (!a.solve.empty()) return run_solve(a, a.time.time_model(a.model));
+  if (a.target_option->count()) throw InputError("--target needs --solve r, s, b or B: the parameter to search");
+  if (!a.r_option->count()) throw InputError("--r is required (only --solve r goes without it)");
   if (const std::optional<TimeModel> time = a.time.time_model(a.model)) return run_exact_time(a, *time);
   const Model model = a.model.model();
   const Policy policy = a.model.policy();
@@ -152,6 +260,14 @@ Runner add_exact(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print one JSON object instead of a table");
   add_time_options(*cmd, args->time);
+  args->target_option = cmd->add_option("--target", args->target,
+                                        "with --solve: the P(success) to reach, in (0, 1]");
+  cmd->add_option("--solve", args->solve,
+                  "print the smallest r, s (layered, naive, budgeted), b or B (budgeted) whose exact P(success) "
+                  "meets --target, its success and mean requests; exit 1 when no value up to the limit does");
+  // --r is searched by --solve r; every other run checks for it in run_exact.
+  args->r_option = cmd->get_option("--r")->required(false);
+  args->r_option->description(fmt::format("retries per call, in [0, {}]; required unless --solve r", kMaxRetries));
   cmd->add_option("--csv", args->csv,
                   "write the requests distribution here as CSV (requests,outcome,probability), atomically; "
                   "-: to stdout instead of the table");

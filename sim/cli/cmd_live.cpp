@@ -103,8 +103,8 @@ void print_scripted(const LiveArgs& a, const Policy& policy, const LiveCheck& ch
 // A generated or replayed run: the counts, and the interval against the exact value.
 void print_counts(const LiveArgs& a, const Policy& policy, const LiveSummary& s) {
   const LiveCheck& check = s.check;
-  out() << fmt::format("relsim live: {} tasks, {} policy, {} concurrent, {:.2f} s\n", s.tasks,
-                           to_string(policy.kind), a.options.concurrency, check.wall_seconds);
+  out() << fmt::format("relsim live: {} tasks, policy {}, {} concurrent, {:.2f} s\n", s.tasks, describe(policy),
+                           a.options.concurrency, check.wall_seconds);
   out() << fmt::format("  done {}/{}  95% Wilson [{:.4f}, {:.4f}]{}\n", check.successes, s.tasks, s.ci.low,
                            s.ci.high,
                            s.exact ? fmt::format("  exact {:.6f} ({})", *s.exact, s.ci.covers(*s.exact) ? "covered" : "NOT covered") : "");
@@ -230,6 +230,11 @@ Runner add_live(CLI::App& app) {
   a->cmd = cmd;
   add_model_options(*cmd, a->model, false);
   add_policy_options(*cmd, a->model);
+  // The one command whose default is not simple: it runs a real client, and
+  // a real client (the SDK) retries at the HTTP layer under any stream retries.
+  cmd->get_option("--policy")->description(
+      "simple, naive, layered or budgeted (docs/policies.md); live alone defaults to layered, the SDK's "
+      "HTTP retries under the stream retries of a real client (every other command: simple); the output names it");
   a->tasks_option = cmd->add_option("--tasks", a->tasks, "tasks (scripted runs: default 1)")->capture_default_str();
   add_seed_option(*cmd, a->seed, "seed of the plan (time mode: of the outage schedule) and of the client's backoff jitter");
   cmd->add_option("--lanes", a->lanes, "independent chains for the continuous scope")->capture_default_str();

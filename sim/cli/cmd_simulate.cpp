@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/bursts.hpp"
+#include "relsim/core/count_quantiles.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/core/json.hpp"
 #include "relsim/core/parse.hpp"
@@ -65,6 +67,13 @@ std::int64_t wrong_count(const SimResult& sim) {
 }
 
 std::string percent(double x) { return fmt::format("{:.3g}%", 100.0 * x); }
+
+constexpr const char* kNoHistograms =
+    "a task can send more requests than the simulation keeps counts for (1,000,000): no quantiles";
+
+// The per-task request counts are kept unless a task could send more than
+// kMaxHistogramRequests.
+bool histograms_kept(const SimResult& sim) { return !sim.done_by_requests.empty(); }
 
 // The parsed command: the model, the policy and the run's configuration.
 struct SimulateSetup {
@@ -156,6 +165,7 @@ struct SimulateReport {
   std::optional<TimeSimResult> timed;  // time mode
   double exact_mean_seconds = 0.0;     // time mode
   double exact = 0.0;
+  double exact_fault_share = 0.0;
   double design_effect = 1.0;
   Interval ci;
   bool covered = false;
@@ -183,11 +193,14 @@ SimulateReport simulate_and_check(SimulateSetup& setup) {
     end_progress(setup.config, shown);
     const ExactResult exact = exact_time(*setup.time, setup.policy, exact_options);
     r.exact = exact.success;
+    r.exact_fault_share = exact.fault_share();
     r.exact_mean_seconds = exact.mean_seconds;
   } else {
     r.sim = simulate(setup.model, setup.policy, setup.config);
     end_progress(setup.config, shown);
-    r.exact = exact_matrix(setup.model, setup.policy, exact_options).success;
+    const ExactResult exact = exact_matrix(setup.model, setup.policy, exact_options);
+    r.exact = exact.success;
+    r.exact_fault_share = exact.fault_share();
   }
   // Tasks of a continuous lane are correlated; the interval then widens by
   // the design effect estimated from the run (1 for the fresh scope).
@@ -247,6 +260,19 @@ Json simulate_json(const SimulateSetup& setup, const SimulateReport& r) {
   j["outcomes"] = outcomes_json(sim);
   j["wrong"] = wrong_count(sim);
   j["bad_requests"] = sim.bad_requests();
+  j["fault_share"] = r.share(sim.bad_requests());
+  j["exact_fault_share"] = r.exact_fault_share;
+  if (!setup.time) {
+    const BurstShape shape = burst_shape(setup.model);
+    j["mean_burst_length"] = shape.mean_burst;
+    j["mean_gap"] = shape.mean_gap;
+  }
+  if (histograms_kept(sim)) {
+    j["requests_quantiles"] = outcome_quantiles_json(outcome_quantiles(sim.done_by_requests, sim.env_by_requests));
+  } else {
+    j["requests_quantiles"] = nullptr;
+    j["requests_quantiles_note"] = kNoHistograms;
+  }
   j["kinds"] = to_string(setup.config.kinds);
   Json faults = Json::object();
   Json shares = Json::object();
@@ -277,6 +303,9 @@ void model_rows(const SimulateSetup& setup, const Row& row) {
   const Model& model = setup.model;
   row("model", model.independent() ? fmt::format("independent, p = {}", model.p)
                                    : fmt::format("bursty, p = {}, q = {}, p0 = {:.6g}", model.p, model.q, model.p0()));
+  const BurstShape shape = burst_shape(model);
+  row("mean burst", burst_words(shape));
+  row("mean gap", gap_words(shape));
   row("silent steps", fmt::format("b = {}, g = {}", model.b, model.g));
   row("chain scope", scope_words);
 }
@@ -323,8 +352,12 @@ std::string simulate_table(const SimulateSetup& setup, const SimulateReport& r) 
   row("interval covers exact", r.covered ? "yes" : "no");
   row("requests sent", fmt::format("{} ({:.6g} per task)", sim.requests,
                                    static_cast<double>(sim.requests) / static_cast<double>(sim.tasks)));
+  row("requests quantiles", histograms_kept(sim)
+                                ? count_quantiles_words(*outcome_quantiles(sim.done_by_requests, sim.env_by_requests).all)
+                                : std::string(kNoHistograms));
   row("faults injected",
-      fmt::format("{} ({} of requests)", sim.bad_requests(), percent(r.share(sim.bad_requests()))));
+      fmt::format("{} ({} of requests; exact fault share {})", sim.bad_requests(), percent(r.share(sim.bad_requests())),
+                  percent(r.exact_fault_share)));
   for (const FaultKind kind : drawn_kinds(setup.config.kinds)) {
     const std::int64_t count = sim.faults[static_cast<std::size_t>(kind)];
     row(fmt::format("  {}", to_string(kind)), fmt::format("{} ({} of requests)", count, percent(r.share(count))));

@@ -27,6 +27,7 @@ struct SweepArgs {
   std::string interval = "wilson";
   double confidence = 0.95;
   bool strict = false;
+  bool quantiles = false;
   std::string out;
   std::vector<CLI::Option*> policy_options, discrete_options, time_only_options;
   CLI::Option* t_good_option = nullptr;
@@ -115,6 +116,7 @@ int run_sweep_command(const SweepArgs& a) {
   config.interval = parse_interval_kind(a.interval);
   config.confidence = a.confidence;
   config.strict = a.strict;
+  config.quantiles = a.quantiles;
   // Under mpirun the points go round-robin to the ranks; rank 0 alone
   // prints and writes.
   config.share = ranks();
@@ -174,7 +176,10 @@ Runner add_sweep(CLI::App& app) {
                                  "  then policy,s,B when --policy, --s or --B is given, and in time mode (--t-good,\n"
                                  "  --t-bad) policy,s,B,t_good,t_bad,request_seconds,think_seconds,backoff,retry_after,\n"
                                  "  mean_seconds,p50_seconds,p90_seconds,p99_seconds,sim_mean_seconds,sim_mean_low,\n"
-                                 "  sim_mean_high,sim_p50_seconds,sim_p90_seconds,sim_p99_seconds");
+                                 "  sim_mean_high,sim_p50_seconds,sim_p90_seconds,sim_p99_seconds;\n"
+                                 "  then always fault_share,p50_requests,p90_requests,p99_requests,p999_requests\n"
+                                 "  (quantiles with --quantiles),sim_fault_share,sim_p50_requests,sim_p90_requests,\n"
+                                 "  sim_p99_requests,sim_p999_requests (with --tasks)");
   const std::string axis = "a value, a list a,b,c or an inclusive range start:stop:step";
   cmd->add_option("--p", args->p, "bad fraction: " + axis)->required();
   cmd->add_option("--q", args->q, "P(bad | previous bad): " + axis + "; default q = p at each point");
@@ -193,6 +198,9 @@ Runner add_sweep(CLI::App& app) {
   cmd->add_option("--interval", args->interval, "wilson, clopper-pearson or jeffreys")->capture_default_str();
   cmd->add_option("--confidence", args->confidence, "interval confidence, in (0, 1)")->capture_default_str();
   cmd->add_flag("--strict", args->strict, "reject the grid when any point is invalid instead of skipping it");
+  cmd->add_flag("--quantiles", args->quantiles,
+                "fill the exact p50_requests .. p999_requests columns (the requests distribution at every point: "
+                "several times slower)");
   cmd->add_option("--out", args->out, "write the CSV here (atomically) instead of stdout");
   add_sweep_policy_and_time(*cmd, *args, axis);
   return [args] { return run_sweep_command(*args); };

@@ -18,6 +18,7 @@
 
 #include "relsim/core/error.hpp"
 #include "cli/commands.hpp"
+#include "cli/unknown_option.hpp"
 
 namespace relsim {
 namespace cli {
@@ -75,7 +76,7 @@ int execute(const std::vector<std::string>& args, std::ostream& capture, std::st
     commands.app.exit(e, capture, capture);
     return 0;
   } catch (const CLI::ParseError& e) {
-    err = one_line(parse_error_line(e));
+    err = one_line(unknown_option_line(commands.app, args).value_or(parse_error_line(e)));
     return kExitInput;
   } catch (const InputError& e) {
     err = one_line(e.what());

@@ -81,7 +81,7 @@ struct Walk {
   // state, w the fault kind's weight).
   std::map<std::pair<int, int>, Mat> ends;
   std::map<const Eigen::MatrixXd*, Step> step_cache;  // the steps outlive the walk: stable keys
-  Vec attempts, seconds;
+  Vec attempts, bad_attempts, seconds;
   Mat fail_exit;
   CallMatrices& c;
 
@@ -97,6 +97,7 @@ struct Walk {
     good_exit_pattern = positive_pattern(good_exit);
     ones = Vec::Ones(k);
     attempts = Vec::Zero(k);
+    bad_attempts = Vec::Zero(k);
     seconds = Vec::Zero(k);
     fail_exit = Mat::Zero(k, k);
     const double total = kinds.total();
@@ -130,6 +131,7 @@ struct Walk {
     // Shared by every fault kind of this node.
     const Mat reach_bad = node.reach * d_bad;
     const Bad bad{reach_bad, pattern * bad_pattern, reach_bad * ones};
+    bad_attempts += bad.mass;
     for (int kind = 0; kind < kFaultKinds; ++kind) {
       const double w = weight[static_cast<std::size_t>(kind)];
       if (w > 0.0) visit_fault(state, node, bad, static_cast<FaultKind>(kind), w, next);
@@ -200,6 +202,7 @@ struct Walk {
     c.advance = advance;
     c.success_col = c.advance * Eigen::VectorXd::Ones(k);
     c.attempts_col = attempts;
+    c.bad_col = bad_attempts;
     c.seconds_col = seconds;
     c.fail_exit = fail_exit;
     add_endings();

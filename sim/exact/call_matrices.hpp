@@ -74,6 +74,7 @@ struct CallMatrices {
   Eigen::MatrixXd end_cols;                 // (state, m): P(call ends the task in end_classes[m] | state)
   Eigen::MatrixXd fail_exit;                // all endings, with the state at the next task's first request
   Eigen::VectorXd attempts_col;             // E[requests of the call | state]
+  Eigen::VectorXd bad_col;                  // E[bad requests of the call | state]
   Eigen::VectorXd seconds_col;              // E[seconds of the call, first start to last end | state] (time mode)
   // Time mode with fixed waits: the call's time in microseconds, by ending.
   std::map<std::int64_t, Eigen::MatrixXd> succeed_by_micros;  // call succeeds after that long, next call's state

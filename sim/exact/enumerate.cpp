@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,6 +72,8 @@ ExactResult to_result(const Histogram& h, const Layout& lay, const FaultWeights&
   out.success = success.value();
   out.env_error = env.value();
   out.mean_requests = mean.value();
+  // A bin's request count does not say how many of its requests were bad.
+  out.mean_bad_requests = std::numeric_limits<double>::quiet_NaN();
   out.log10_success = std::log10(out.success);
   out.outcomes[static_cast<std::size_t>(index_of(OutcomeClass{Outcome::done, std::nullopt}))] = out.success;
   const double total = kinds.total();

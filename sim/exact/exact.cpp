@@ -33,13 +33,14 @@ Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64
   for (Eigen::Index i = 0; i < k; ++i) v[static_cast<std::size_t>(i)] = start(i) / start_sum;
   double alive = 1.0;  // P(every call so far succeeded); may underflow, log10 does not
   for (std::int64_t j = 0; j < n; ++j) {
-    double attempts = 0.0, seconds = 0.0;
+    double attempts = 0.0, bad = 0.0, seconds = 0.0;
     std::fill(next.begin(), next.end(), 0.0);
     std::fill(ends.begin(), ends.end(), 0.0);
     for (Eigen::Index i = 0; i < k; ++i) {
       const double vi = v[static_cast<std::size_t>(i)];
       if (vi == 0.0) continue;
       attempts += vi * c.attempts_col(i);
+      bad += vi * c.bad_col(i);
       seconds += vi * c.seconds_col(i);
       const double* arow = &advance[static_cast<std::size_t>(i * k)];
       for (Eigen::Index l = 0; l < k; ++l) next[static_cast<std::size_t>(l)] += vi * arow[l];
@@ -51,6 +52,7 @@ Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64
       }
     }
     t.mean_requests += alive * attempts;
+    t.mean_bad_requests += alive * bad;
     t.mean_seconds += alive * (seconds + (j > 0 ? think : 0.0));
     for (Eigen::Index m = 0; m < m_end; ++m)
       t.outcomes[static_cast<std::size_t>(c.end_classes[static_cast<std::size_t>(m)])] +=
@@ -215,6 +217,7 @@ ExactResult result_from(const CallMatrices& c, const Eigen::RowVectorXd& start, 
     if (is_wrong(kind)) out.wrong += t.outcomes[static_cast<std::size_t>(o)];
   }
   out.mean_requests = t.mean_requests;
+  out.mean_bad_requests = t.mean_bad_requests;
   out.mean_seconds = t.mean_seconds;
   out.max_requests = worst_case(c, start, policy.n);
   if (options.distribution) distribution(c, start / start.sum(), policy, options, out);
@@ -260,6 +263,10 @@ ExactResult exact_matrix(const Model& model, const Policy& policy, const ExactOp
 
 double independent_success(double p, const Policy& policy) {
   return std::pow(1.0 - std::pow(p, policy.r + 1), static_cast<double>(policy.n));
+}
+
+double ExactResult::fault_share() const {
+  return mean_requests > 0.0 ? mean_bad_requests / mean_requests : std::numeric_limits<double>::quiet_NaN();
 }
 
 double max_abs_diff(const ExactResult& a, const ExactResult& b) {

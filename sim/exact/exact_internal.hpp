@@ -18,6 +18,7 @@ struct Totals {
   double success = 0.0;
   double log10_success = 0.0;
   double mean_requests = 0.0;
+  double mean_bad_requests = 0.0;
   double mean_seconds = 0.0;  // with `think` seconds before every call but the first
   std::vector<double> outcomes = std::vector<double>(kOutcomeClasses, 0.0);
   Eigen::RowVectorXd exit;  // state at the next task's first request (unnormalised)

@@ -6,8 +6,14 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/bursts.hpp"
+
 namespace relsim {
 namespace {
+
+constexpr const char* kNoDistribution =
+    "the requests distribution is too large to compute exactly here (raise --distribution-work); "
+    "mean and worst case are exact, relsim simulate estimates the quantiles";
 
 // The fields every exact result has, after the model's: from success to the
 // requests distribution.
@@ -17,6 +23,14 @@ void add_result_fields(Json& j, const Policy& policy, const ExactResult& result)
   j["env_error"] = result.env_error;
   j["mean_requests"] = result.mean_requests;
   j["max_requests"] = result.max_requests;
+  j["mean_bad_requests"] = result.mean_bad_requests;
+  j["fault_share"] = result.fault_share();
+  if (result.distribution_complete) {
+    j["requests_quantiles"] = outcome_quantiles_json(requests_quantiles(result));
+  } else {
+    j["requests_quantiles"] = nullptr;
+    j["requests_quantiles_note"] = kNoDistribution;
+  }
   j["policy"] = std::string(to_string(policy.kind));
   if (policy.kind != PolicyKind::simple) j["s"] = policy.s;
   if (policy.kind == PolicyKind::budgeted) j["B"] = policy.B;
@@ -71,6 +85,19 @@ void outcome_rows(const Row& row, const ExactResult& result) {
       row("  " + outcome_class(o).name(), fmt::format("{:.12g}", result.outcomes[static_cast<std::size_t>(o)]));
   row("mean requests", fmt::format("{:.12g}", result.mean_requests));
   row("max requests", fmt::format("{}", result.max_requests));
+  if (!std::isnan(result.mean_bad_requests))
+    row("fault share", fmt::format("{:.6g}  (E[bad requests] / E[requests]: the share of sent requests that fail)",
+                                   result.fault_share()));
+  if (!result.distribution_complete) {
+    row("requests quantiles", "not computed: the distribution is too large here (raise --distribution-work)");
+    return;
+  }
+  const OutcomeQuantiles q = requests_quantiles(result);
+  if (q.all) row("requests quantiles", count_quantiles_words(*q.all));
+  if (q.done && q.failed) {
+    row("  done tasks", count_quantiles_words(*q.done));
+    row("  failed tasks", count_quantiles_words(*q.failed));
+  }
 }
 
 std::string backoff_words(const Backoff& b) {
@@ -101,9 +128,24 @@ std::vector<std::pair<std::string, std::string>> time_model_rows(const TimeModel
           {"think between calls", fmt::format("{} s", time.think_seconds)}};
 }
 
+OutcomeQuantiles requests_quantiles(const ExactResult& result) {
+  if (!result.distribution_complete) return {};
+  std::vector<double> done, failed;
+  for (const RequestBin& bin : result.requests) {
+    auto& mass = bin.outcome == Outcome::done ? done : failed;
+    const auto m = static_cast<std::size_t>(bin.requests);
+    if (mass.size() <= m) mass.resize(m + 1, 0.0);
+    mass[m] += bin.probability;
+  }
+  return outcome_quantiles(done, failed);
+}
+
 Json exact_json(const Model& model, const Policy& policy, const ExactResult& result) {
   Json j = model_json(model, policy);
   j["p0"] = model.p < 1.0 ? Json(model.p0()) : Json(nullptr);
+  const BurstShape shape = burst_shape(model);
+  j["mean_burst_length"] = shape.mean_burst;
+  j["mean_gap"] = shape.mean_gap;
   j["independent"] = independent_success(model.p, policy);
   add_result_fields(j, policy, result);
   return j;
@@ -172,6 +214,9 @@ std::string exact_table(const Model& model, const Policy& policy, const ExactRes
   s += fmt::format("relsim exact ({})\n", result.method);
   row("model", model.independent() ? fmt::format("independent, p = {}", model.p)
                                    : fmt::format("bursty, p = {}, q = {}, p0 = {:.6g}", model.p, model.q, model.p0()));
+  const BurstShape shape = burst_shape(model);
+  row("mean burst", burst_words(shape));
+  row("mean gap", gap_words(shape));
   row("silent steps", fmt::format("b = {}, g = {}", model.b, model.g));
   row("chain scope", std::string(to_string(model.chain)));
   row("policy", describe(policy));

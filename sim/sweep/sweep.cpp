@@ -7,7 +7,9 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
+#include "relsim/core/count_quantiles.hpp"
 #include "relsim/exact/exact.hpp"
+#include "relsim/exact/report.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 #include "relsim/montecarlo/simulate_time.hpp"
 #include "sweep/sweep_points.hpp"
@@ -27,10 +29,16 @@ std::uint64_t bits_of(double x) {
 
 }  // namespace
 
+// The discrete quantile columns need the distribution only where it has
+// mass: bins below this are dropped from its ends, far below the levels
+// 0.5 .. 0.999 (relsim exact keeps them, down to 1e-300).
+constexpr double kSweepPruneBelow = 1e-18;
+
 std::string sweep_header(const SweepGrid& grid) {
   std::string header = kSweepHeader;
   if (grid.policy_columns || grid.timed()) header += std::string(",") + kSweepPolicyColumns;
   if (grid.timed()) header += std::string(",") + kSweepTimeColumns;
+  header += std::string(",") + kSweepRequestColumns;
   return header;
 }
 
@@ -87,29 +95,55 @@ std::string csv_field(const std::string& text) {
   return text.find(',') == std::string::npos ? text : "\"" + text + "\"";
 }
 
+// ",a,b,c,d" for the quantiles, or as many empty fields.
+std::string quantile_fields(const std::optional<CountQuantiles>& q) {
+  if (!q) return std::string(kCountLevels.size(), ',');
+  std::string s;
+  for (const std::int64_t x : q->at) s += fmt::format(",{}", x);
+  return s;
+}
+
+// The columns of kSweepRequestColumns, from the exact result and the
+// simulation (nullptr without --tasks).
+std::string request_columns(const ExactResult& ex, const SimResult* sim) {
+  std::string row = fmt::format(",{:.17g}", ex.fault_share());
+  row += quantile_fields(requests_quantiles(ex).all);
+  if (!sim) return row + std::string(1 + kCountLevels.size(), ',');
+  row += fmt::format(",{:.17g}", sim->requests > 0 ? static_cast<double>(sim->bad_requests()) /
+                                                         static_cast<double>(sim->requests)
+                                                   : 0.0);
+  return row + quantile_fields(outcome_quantiles(sim->done_by_requests, sim->env_by_requests).all);
+}
+
 // One CSV row (no newline) of a discrete point: the exact columns, then the
 // simulated ones, or empty ones when config.tasks is 0.
 std::string discrete_row(const SweepPoint& pt, const SweepGrid& grid, const SweepConfig& config) {
   const Model& model = pt.model;
   ExactOptions eopt;
-  eopt.distribution = false;
   eopt.kinds = grid.kinds;
+  eopt.distribution = config.quantiles;
+  eopt.prune_below = kSweepPruneBelow;
   const ExactResult ex = exact_matrix(model, pt.policy, eopt);
   std::string row = fmt::format("{},{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g}", model.p, model.q, pt.r, pt.n,
                                 model.b, model.g, to_string(model.chain), model.p0(),
                                 independent_success(model.p, pt.policy), ex.success, ex.mean_requests);
-  if (config.tasks == 0) row += ",,,,,,,";
-  else row += sim_columns(simulate(model, pt.policy, sim_config(pt, grid, config)), ex.success, config, pt.seed);
+  std::optional<SimResult> sim;
+  if (config.tasks == 0) {
+    row += ",,,,,,,";
+  } else {
+    sim = simulate(model, pt.policy, sim_config(pt, grid, config));
+    row += sim_columns(*sim, ex.success, config, pt.seed);
+  }
   if (grid.policy_columns) row += policy_columns(pt.policy);
-  return row;
+  return row + request_columns(ex, sim ? &*sim : nullptr);
 }
 
 // Time mode: p is the stationary P(bad); q, b, g and p0 have no meaning.
 std::string time_row(const SweepPoint& pt, const SweepGrid& grid, const SweepConfig& config) {
   const TimeModel& time = *pt.time;
   ExactOptions eopt;
-  eopt.distribution = time.fixed_waits();  // for the exact quantiles
   eopt.kinds = grid.kinds;
+  eopt.distribution = config.quantiles || time.fixed_waits();  // for the exact quantiles
   const ExactResult ex = exact_time(time, pt.policy, eopt);
   const double p = time.chain.initial.dot(time.chain.bad);
   std::string row = fmt::format("{},,{},{},,,{},,{:.17g},{:.17g},{:.17g}", p, pt.r, pt.n, to_string(time.scope),
@@ -128,11 +162,12 @@ std::string time_row(const SweepPoint& pt, const SweepGrid& grid, const SweepCon
                      csv_field(to_string(time.backoff)), time.retry_after, ex.mean_seconds);
   const Quantiles& q = ex.seconds_quantiles;
   row += ex.seconds_complete ? fmt::format(",{},{},{}", q.p50, q.p90, q.p99) : ",,,";
-  if (!sim) return row + ",,,,,,";
+  if (!sim) return row + ",,,,,," + request_columns(ex, nullptr);
   row += fmt::format(",{:.17g},{:.17g},{:.17g}", sim->mean_seconds, sim->mean_interval.low, sim->mean_interval.high);
-  if (!sim->quantiles_available) return row + ",,,";
-  for (const SimQuantile& sq : sim->quantiles) row += fmt::format(",{}", sq.seconds);
-  return row;
+  if (!sim->quantiles_available) row += ",,,";
+  else
+    for (const SimQuantile& sq : sim->quantiles) row += fmt::format(",{}", sq.seconds);
+  return row + request_columns(ex, &sim->counts);
 }
 
 std::string point_row(const SweepPoint& pt, const SweepGrid& grid, const SweepConfig& config) {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/files.hpp"
+#include "support/input_error_cli.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -163,13 +164,7 @@ void expect_input_error(std::vector<std::string> args, const std::string& part) 
   const fs::path out = scratch() / "never.csv";
   args.push_back("--out");
   args.push_back(out.string());
-  const RunResult r = audit(args);
-  SCOPED_TRACE(r.err);
-  EXPECT_EQ(r.code, 2);
-  EXPECT_TRUE(r.out.empty()) << r.out;
-  EXPECT_EQ(r.err.rfind("relsim: error: ", 0), 0U);
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
-  EXPECT_NE(r.err.find(part), std::string::npos);
+  relsim::test::expect_input_error_result(audit(args), part);
   EXPECT_FALSE(fs::exists(out));
 }
 

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/files.hpp"
+#include "support/input_error_cli.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -37,18 +38,7 @@ Captured relsim(const std::vector<std::string>& args) { return relsim::test::run
 // relsim with these space-separated arguments.
 Captured relsim(const std::string& args) { return relsim(relsim::test::split_args(args)); }
 
-void expect_input_error(const std::vector<std::string>& args) {
-  std::string line = "relsim";
-  for (const std::string& a : args) line += " " + a;
-  SCOPED_TRACE(line);
-  const Captured r = relsim(args);
-  EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err.rfind("relsim: error:", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(r.err.back(), '\n');
-}
-void expect_input_error(const std::string& args) { expect_input_error(relsim::test::split_args(args)); }
+using relsim::test::expect_input_error;
 
 nlohmann::json parse_json(const std::string& text) {
   nlohmann::json j;

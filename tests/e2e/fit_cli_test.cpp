@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/files.hpp"
+#include "support/input_error_cli.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -84,10 +85,7 @@ TEST(FitCli, BadInputIsOneLineAndExitTwo) {
       {"fit", plan_file(), "--format", "xml"},
   };
   for (const auto& args : cases) {
-    const RunResult r = run_relsim(args);
-    EXPECT_EQ(r.code, 2) << args.back() << ": " << r.err;
-    EXPECT_TRUE(r.out.empty()) << r.out;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    relsim::test::expect_input_error(args);
   }
 }
 

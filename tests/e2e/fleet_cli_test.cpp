@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/files.hpp"
+#include "support/input_error_cli.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -25,15 +26,7 @@ const std::string kLoaded =
 
 Captured relsim(const std::string& args) { return relsim::test::run_relsim(relsim::test::split_args(args)); }
 
-void expect_input_error(const std::string& args, const std::string& names) {
-  SCOPED_TRACE(args);
-  const Captured r = relsim(args);
-  EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err.rfind("relsim: error:", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(names), std::string::npos) << r.err;
-}
+using relsim::test::expect_input_error;
 
 TEST(FleetCli, JsonHasTheDocumentedKeys) {
   const Captured r = relsim(kLoaded + " --json");

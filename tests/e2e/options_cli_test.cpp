@@ -11,22 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/input_error_cli.hpp"
 #include "support/run.hpp"
 
 namespace {
 
 using relsim::test::run_relsim;
 
-// Exit 2, nothing on stdout, one line on stderr containing `part`.
-void expect_input_error(const std::string& args, const std::string& part) {
-  SCOPED_TRACE("relsim " + args);
-  const auto r = run_relsim(args);
-  EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err.rfind("relsim: error: ", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
-}
+using relsim::test::expect_input_error;
 
 TEST(BurstMean, FiveIsTheReferenceExperimentsQOfPoint8) {
   // The reference experiment (p = 0.3, q = 0.8, r = 2, n = 2): 0.763675.

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/files.hpp"
+#include "support/input_error_cli.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -69,14 +70,7 @@ TEST(OracleScripted, TextNamesTheScript) {
   EXPECT_EQ(r.out.rfind("relsim oracle: scripted stall once (", 0), 0u) << r.out;
 }
 
-// Exit 2 and one line on stderr naming what is wrong, nothing on stdout.
-void expect_input_error(const std::string& args, const std::string& needle) {
-  const RunResult r = run_relsim(args);
-  EXPECT_EQ(r.code, 2) << args;
-  EXPECT_EQ(r.out, "") << args;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << args << ": " << r.err;
-  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
-}
+using relsim::test::expect_input_error;
 
 TEST(OracleScripted, RefusesBothOrNeitherAndBadScripts) {
   const RunResult plan = run_relsim("plan --fault cut --times once --n 1 --r 1 --tasks 1");

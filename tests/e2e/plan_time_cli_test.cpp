@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/files.hpp"
+#include "support/input_error_cli.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -66,9 +67,7 @@ TEST(PlanTimeCli, BadInputIsOneLineAndExit2) {
                            "plan --t-good 60 --t-bad 10 --r 1 --n 1 --b 2",
                            "plan --t-good 60 --t-bad 10 --r 1 --n 1 --max-requests 4",
                            "plan --p 0.3 --r 1 --n 1 --backoff list:1,2"}) {
-    const RunResult r = relsim(args);
-    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+    relsim::test::expect_input_error(args);
   }
   const std::string plan = (relsim::test::scratch("refuse") / "plan.jsonl").string();
   ASSERT_EQ(relsim("plan --t-good 60 --t-bad 10 --r 1 --n 2 --tasks 20 --out " + plan).code, 0);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/input_error_cli.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -33,14 +34,7 @@ std::set<std::string> keys(const nlohmann::json& object) {
   return out;
 }
 
-void expect_input_error(const std::string& args) {
-  SCOPED_TRACE(args);
-  const Captured r = relsim(args);
-  EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err.rfind("relsim: error:", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-}
+using relsim::test::expect_input_error;
 
 TEST(TuneCli, JsonHasTheFrontAnchorsAndTheirFields) {
   const Captured r = relsim(kSmall + " --target 0.95 --json");

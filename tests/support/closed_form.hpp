@@ -112,6 +112,24 @@ inline double closed_log10_success(const Case& c) {
 
 inline double closed_mean(const Case& c) { return mean_from(c, first_bad(c)); }
 
+// E[bad requests per task], by the same sum: a call whose first request is
+// bad with probability pi sends request a + 1 exactly when its first a were
+// bad, and that request is bad with probability qb, so the call's bad
+// requests average pi (1 + qb + ... + qb^r). The share of sent requests
+// that fail is this over closed_mean.
+inline double mean_bad_from(const Case& c, double pi) {
+  const ChainNumbers k = chain_numbers(c);
+  double bad = 0.0, term = 1.0;
+  for (int a = 0; a <= c.r; ++a, term *= k.qb) bad += term;
+  const double fail = std::pow(k.qb, c.r);
+  const double f = k.p0g * fail;
+  const double later_calls =
+      f == 0.0 ? double(c.n - 1) : f == 1.0 ? (c.n > 1 ? 1.0 : 0.0) : -std::expm1(double(c.n - 1) * std::log1p(-f)) / f;
+  return pi * bad + (1.0 - pi * fail) * k.p0g * bad * later_calls;
+}
+
+inline double closed_mean_bad(const Case& c) { return mean_bad_from(c, first_bad(c)); }
+
 inline double min_q_for(double p) { return p > 0.5 ? (2.0 * p - 1.0) / p : 0.0; }
 
 // A random valid parameter set with n (r + 1) <= max_length. Edges come up

@@ -43,6 +43,10 @@ struct ExactResult {
   std::vector<double> outcomes = std::vector<double>(kOutcomeClasses, 0.0);
   double wrong = 0.0;             // P(crash, hang or partial_done)
   double mean_requests = 0.0;     // E[requests per task]
+  // E[bad requests per task]; NaN where the method does not track it
+  // (enumeration). Over mean_requests it is the share of sent requests that
+  // fail (fault_share), which is not the chain's p (docs/model.md).
+  double mean_bad_requests = 0.0;
   std::int64_t max_requests = 0;  // largest request count with positive probability
   // Sorted by requests, then by outcome in the order of the Outcome enum
   // (done, env_error, harness_error, crash, hang, partial_done; not
@@ -64,6 +68,9 @@ struct ExactResult {
   std::vector<SecondsBin> seconds;
   bool seconds_complete = false;
   Quantiles seconds_quantiles;  // meaningful when seconds_complete
+
+  // mean_bad_requests / mean_requests (NaN when not tracked or no request is sent).
+  double fault_share() const;
 };
 
 struct ExactOptions {

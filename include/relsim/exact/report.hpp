@@ -6,14 +6,25 @@
 #include <utility>
 #include <vector>
 
+#include "relsim/core/count_quantiles.hpp"
 #include "relsim/core/json.hpp"
 #include "relsim/core/time_model.hpp"
 #include "relsim/exact/exact.hpp"
 
 namespace relsim {
 
-// The `relsim exact --json` object for one result.
+// The `relsim exact --json` object for one result: the model's fields, p0,
+// independent, mean_burst_length and mean_gap (burst_shape in bursts.hpp),
+// then the result's: success .. max_requests, mean_bad_requests and
+// fault_share (null where not tracked), requests_quantiles
+// (outcome_quantiles_json, or null with a requests_quantiles_note when the
+// distribution was left out), policy, outcomes, wrong, method,
+// distribution_complete, pruned_mass and the requests distribution.
 Json exact_json(const Model& model, const Policy& policy, const ExactResult& result);
+
+// The quantiles of requests per task, from the result's distribution (all
+// nullopt when it was left out).
+OutcomeQuantiles requests_quantiles(const ExactResult& result);
 
 // The `relsim exact` table; at most `max_rows` rows of the distribution.
 std::string exact_table(const Model& model, const Policy& policy, const ExactResult& result, int max_rows = 40);

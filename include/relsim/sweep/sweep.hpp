@@ -54,6 +54,10 @@ struct SweepConfig {
   IntervalKind interval = IntervalKind::wilson;
   double confidence = 0.95;
   bool strict = false;  // reject the grid if any point is invalid, instead of skipping it
+  // Fill the exact quantile columns (p50_requests .. p999_requests): the
+  // requests distribution at every point, several times the cost of the
+  // other exact columns.
+  bool quantiles = false;
   // MPI ranks sharing the sweep (parallel.hpp): every rank checks the whole
   // grid, the valid points go round-robin to the ranks (point i to rank
   // i mod ranks), and rank 0 gathers the rows into `csv` in grid order
@@ -62,7 +66,12 @@ struct SweepConfig {
 };
 
 // The CSV column order, fixed: kSweepHeader, then with policy columns
-// kSweepPolicyColumns, then in time mode kSweepTimeColumns. In time mode p
+// kSweepPolicyColumns, then in time mode kSweepTimeColumns, then always
+// kSweepRequestColumns: the exact share of sent requests that fail and,
+// with SweepConfig::quantiles, quantiles of requests per task (empty where
+// the distribution is too large to compute), then the same from the simulation (empty without
+// --tasks, or where a task can send more requests than the simulation keeps
+// counts for). In time mode p
 // is the chain's stationary P(bad) and q, b, g and p0 are empty; s is empty
 // for simple and B for all but budgeted. The quantiles are empty where they
 // have no exact value (jittered waits), the sim_ columns without --tasks;
@@ -73,6 +82,9 @@ inline constexpr const char* kSweepPolicyColumns = "policy,s,B";
 inline constexpr const char* kSweepTimeColumns =
     "t_good,t_bad,request_seconds,think_seconds,backoff,retry_after,mean_seconds,p50_seconds,p90_seconds,"
     "p99_seconds,sim_mean_seconds,sim_mean_low,sim_mean_high,sim_p50_seconds,sim_p90_seconds,sim_p99_seconds";
+inline constexpr const char* kSweepRequestColumns =
+    "fault_share,p50_requests,p90_requests,p99_requests,p999_requests,"
+    "sim_fault_share,sim_p50_requests,sim_p90_requests,sim_p99_requests,sim_p999_requests";
 // The header line (no newline) for a grid.
 std::string sweep_header(const SweepGrid& grid);
 
