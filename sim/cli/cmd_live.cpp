@@ -7,6 +7,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
 #include "relsim/exact/exact.hpp"
+#include "relsim/fleet/scenario.hpp"
 #include "relsim/live/live.hpp"
 #include "relsim/live/live_time.hpp"
 #include "relsim/montecarlo/stats.hpp"
@@ -28,6 +29,7 @@ struct LiveArgs {
   LiveOptions options;
   bool json = false, timeline = false;
   std::string out;
+  std::string throttle = "none";  // --throttle, as relsim fleet takes it
   // Time mode (--t-good --t-bad): the server in outage mode.
   TimeArgs time;
   double spacing = 0.0;          // model seconds (--task-spacing; default_spacing unless given)
@@ -85,6 +87,8 @@ Json live_json(const LiveArgs& a, const Policy& policy, const LiveSummary& s) {
               {"mismatches", static_cast<std::int64_t>(check.mismatches.size())},
               {"mismatched_tasks", mism},
               {"wall_seconds", check.wall_seconds},
+              {"throttle", a.throttle},
+              {"throttled", check.throttled},
               {"seed", a.seed}};
 }
 
@@ -109,6 +113,8 @@ void print_counts(const LiveArgs& a, const Policy& policy, const LiveSummary& s)
                            s.ci.high,
                            s.exact ? fmt::format("  exact {:.6f} ({})", *s.exact, s.ci.covers(*s.exact) ? "covered" : "NOT covered") : "");
   out() << fmt::format("  requests {}  wrong outcomes {}\n", check.requests, check.wrong);
+  if (a.throttle != "none")
+    out() << fmt::format("  retry throttle {}: ended {} tasks by denying a retry\n", a.throttle, check.throttled);
   for (const auto& [name, count] : check.outcomes)
     if (name != "done") out() << fmt::format("  {:<24} {}\n", name, count);
 }
@@ -116,6 +122,7 @@ void print_counts(const LiveArgs& a, const Policy& policy, const LiveSummary& s)
 // Options of the plan-driven check that time mode has no use for, and why.
 void refuse_in_time_mode(const LiveArgs& a) {
   const std::pair<const char*, const char*> refused[] = {
+      {"--throttle", "the check compares the success rate with the exact value, which has no throttle"},
       {"--fault", "the outage schedule decides which requests fail"},
       {"--plan", "the outage schedule decides which requests fail"},
       {"--lanes", "tasks start --task-spacing apart on one schedule"},
@@ -188,6 +195,7 @@ int run_live_command(const LiveArgs& a) {
   LiveOptions options = a.options;
   options.jitter_seed = a.seed;
   options.keep_logs = a.timeline;
+  options.throttle = fleet::parse_throttle(a.throttle);
   const LiveCheck check = run_live_check(plan, policy, a.timing, options);
   const auto tasks = static_cast<std::int64_t>(check.live.size());
   LiveSummary summary{check, tasks, binomial_interval(IntervalKind::wilson, check.successes, tasks, 0.95), std::nullopt};
@@ -245,6 +253,10 @@ Runner add_live(CLI::App& app) {
   cmd->add_flag("--coordinated-start", a->options.coordinated_start,
                 "the burst-start experiment: run tasks in waves of --concurrency, all of a wave's tasks starting "
                 "together, instead of a sliding window that starts a task whenever one ends");
+  cmd->add_option("--throttle", a->throttle,
+                  "the client's retry throttle, as relsim fleet takes it: none, grpc:MAX,RATIO, aws or "
+                  "budget:RATIO[,MIN] (docs/fleet.md, Throttles); checked against the oracle with --concurrency 1")
+      ->capture_default_str();
   cmd->add_option("--client-threads", a->options.client_threads, "threads running the client")->capture_default_str();
   cmd->add_option("--server-threads", a->options.server_threads, "threads running the server")->capture_default_str();
   add_timing_options(*cmd, a->timing);

@@ -22,8 +22,9 @@
 #include <queue>
 #include <vector>
 
+#include "relsim/core/retry_throttle.hpp"
 #include "relsim/core/rng.hpp"
-#include "retry_throttle.hpp"
+#include "relsim/core/token_bucket.hpp"
 
 namespace relsim::fleet {
 namespace {
@@ -59,7 +60,7 @@ struct Task {
 
 struct Tenant {
   RetryThrottle throttle;
-  double tokens = 0.0, refilled_at = 0.0;  // the quota's bucket
+  TokenBucket quota;  // used when the scenario has one
   std::int64_t free_connections = 0;
   std::deque<std::uint32_t> waiting;  // slots waiting for a connection
 };
@@ -75,7 +76,7 @@ class Replicate {
       : p_(prepared), s_(prepared.scenario), index_(index), out_(out), agent_tasks_(static_cast<std::size_t>(
                                                                            s_.agents), 0) {
     for (std::int64_t t = 0; t < s_.tenants; ++t)
-      tenants_.push_back(Tenant{RetryThrottle(s_.throttle), s_.quota, 0.0, s_.pool, {}});
+      tenants_.push_back(Tenant{RetryThrottle(s_.throttle), TokenBucket(s_.quota, 0.0), s_.pool, {}});
   }
 
   void run() {
@@ -206,14 +207,8 @@ class Replicate {
   void provide(std::uint32_t slot, double t) {
     if (s_.quota > 0.0) {
       Tenant& tenant = tenants_[static_cast<std::size_t>(tasks_[slot].tenant)];
-      const double per_second = s_.quota / 60.0;
-      tenant.tokens = std::min(s_.quota, tenant.tokens + (t - tenant.refilled_at) * per_second);
-      tenant.refilled_at = t;
-      if (tenant.tokens < 1.0) {
-        // retry-after in whole seconds, as the header carries it.
-        return reject(slot, FaultKind::http_429, std::ceil((1.0 - tenant.tokens) / per_second), t);
-      }
-      tenant.tokens -= 1.0;
+      // retry-after in whole seconds, as the header carries it.
+      if (const double wait = tenant.quota.take(t); wait > 0.0) return reject(slot, FaultKind::http_429, wait, t);
     }
     const std::uint64_t serial = tasks_[slot].pending;
     if (stream_free(t)) return serve(slot, serial, t);

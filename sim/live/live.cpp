@@ -24,8 +24,15 @@ LiveCheck run_live_check(const Plan& plan, const Policy& policy, const ClientTim
                          const LiveOptions& options) {
   validate(policy);
   validate(timing);
+  const bool throttled = options.throttle.kind != Throttle::Kind::none;
+  if (throttled && options.concurrency != 1)
+    throw InputError(fmt::format("concurrency = {} with a retry throttle: the live check needs concurrency 1, where the "
+                                 "answers come in the plan's order and the oracle can predict every decision of the "
+                                 "throttle",
+                                 options.concurrency));
   LiveCheck check;
-  const OracleResult oracle = run_oracle(policy, plan, timing);
+  const OracleResult oracle =
+      throttled ? run_oracle(policy, plan, timing, options.throttle, 0) : run_oracle(policy, plan, timing);
   check.oracle = oracle.tasks;
 
   ServerConfig server_config;
@@ -40,6 +47,7 @@ LiveCheck run_live_check(const Plan& plan, const Policy& policy, const ClientTim
   client.threads = options.client_threads;
   client.seed = options.jitter_seed;
   client.coordinated_start = options.coordinated_start;
+  client.throttle = options.throttle;
   validate(client);
 
   const auto start = std::chrono::steady_clock::now();
@@ -57,7 +65,9 @@ LiveCheck run_live_check(const Plan& plan, const Policy& policy, const ClientTim
     check.successes += got.outcome.outcome == Outcome::done ? 1 : 0;
     check.wrong += is_wrong(got.outcome.outcome) ? 1 : 0;
     check.requests += got.requests;
-    if (!got.text_ok || !(got.outcome == want.outcome) || got.requests != want.requests)
+    check.throttled += got.throttled ? 1 : 0;
+    if (!got.text_ok || !(got.outcome == want.outcome) || got.requests != want.requests ||
+        got.throttled != want.throttled)
       check.mismatches.push_back(got.task);
   }
   return check;

@@ -1,34 +1,47 @@
 #include "relsim/live/oracle.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
+#include "relsim/live/client/client.hpp"
 
 namespace relsim {
 
-Prediction predict(const Policy& policy, const TaskPlan& task, const ClientTiming& timing) {
+Prediction predict(const Policy& policy, const TaskPlan& task, const ClientTiming& timing, RetryThrottle* throttle) {
   Prediction p;
   p.task = task.task;
   TaskRunner runner(policy);
-  double wait = 0.0;
+  double wait = 0.0, paid = 0.0;
   for (const PlannedRequest& r : task.requests) {
     const CallState before = runner.state();
+    const bool retry = before.used > 0;
+    if (throttle) throttle->sent(retry);
     runner.feed(r);
+    if (throttle) throttle->answered(retry, !r, paid);
+    paid = 0.0;  // what allow_retry takes below is the next request's
     if (r == FaultKind::slow_headers) wait += timing.header_timeout;
     if (r == FaultKind::stall) wait += runner.outcome().outcome == Outcome::hang ? timing.task_timeout : timing.idle_timeout;
     if (runner.ended()) break;
     // The wait before the next request of the same call: backoff of the layer
     // that retries; before the next call's first: the pause between calls.
     const CallState& after = runner.state();
+    if (after.used > 0 && throttle && !throttle->allow_retry(*r, paid)) {
+      p.throttled = true;
+      break;
+    }
     if (after.used > 0) wait += timing.backoff_max(after.http > before.http ? before.http : after.stream - 1);
     else wait += timing.think();
   }
-  if (!runner.ended())
+  if (!runner.ended() && !p.throttled)
     throw InputError(fmt::format("task {}: its plan ends after {} requests, before the {} policy ends the task",
                                  task.task, task.requests.size(), to_string(policy.kind)));
-  p.outcome = runner.outcome();
+  // A denied retry: the fault it would have retried ends the task.
+  p.outcome = p.throttled ? OutcomeClass{Outcome::env_error, task.requests[static_cast<std::size_t>(runner.requests() - 1)]}
+                          : runner.outcome();
   p.requests = runner.requests();
   p.max_wait_seconds = std::min(wait, timing.task_timeout);
   return p;
@@ -49,12 +62,17 @@ void add_planned_time(const TaskPlan& t, Prediction& p, OracleResult& out) {
 
 }  // namespace
 
-OracleResult run_oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing) {
+namespace {
+
+// Both oracles: each task predicted with `throttle_of(task)` (or none).
+template <class ThrottleOf>
+OracleResult oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing, ThrottleOf throttle_of) {
   validate(policy);
   validate(timing);
   OracleResult out;
   for (const TaskPlan& t : plan.tasks) {
-    Prediction p = predict(policy, t, timing);
+    Prediction p = predict(policy, t, timing, throttle_of(t.task));
+    if (p.throttled) ++out.throttled;
     ++out.outcomes[static_cast<std::size_t>(index_of(p.outcome))];
     out.requests += p.requests;
     if (is_wrong(p.outcome.outcome)) ++out.wrong;
@@ -64,6 +82,22 @@ OracleResult run_oracle(const Policy& policy, const Plan& plan, const ClientTimi
     out.tasks.push_back(p);
   }
   return out;
+}
+
+}  // namespace
+
+OracleResult run_oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing) {
+  return oracle(policy, plan, timing, [](std::int64_t) -> RetryThrottle* { return nullptr; });
+}
+
+OracleResult run_oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing, const Throttle& throttle,
+                        int tenants) {
+  if (tenants < 0 || tenants > kMaxTenants)
+    throw InputError(fmt::format("tenants = {} is out of range: it must be in [0, {}] (0: no key)", tenants, kMaxTenants));
+  std::vector<RetryThrottle> throttles(static_cast<std::size_t>(std::max(tenants, 1)), RetryThrottle(throttle));
+  return oracle(policy, plan, timing, [&](std::int64_t task) {
+    return &throttles[static_cast<std::size_t>(task % static_cast<std::int64_t>(throttles.size()))];
+  });
 }
 
 }  // namespace relsim

@@ -29,6 +29,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/live/plan.hpp"
 #include "relsim/live/server/server.hpp"
+#include "support/journal.hpp"
 #include "support/raw_client.hpp"
 #include "support/run.hpp"
 
@@ -82,12 +83,7 @@ Reply post_outcome(int port, std::int64_t task, std::string_view body) {
   return call(port, "POST", fmt::format("/control/tasks/{}/outcome", task), body);
 }
 
-std::vector<Json> lines_of(const std::string& text) {
-  std::vector<Json> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line));
-  return out;
-}
+using relsim::test::json_lines;
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -195,7 +191,7 @@ TEST(ControlOutcome, EveryWordIsTakenAndEveryReportLogged) {
     EXPECT_EQ(r.json(), (Json{{"task", 3}, {"outcome", std::string(word)}}));
   }
   EXPECT_EQ(post_outcome(server.port(), 3, R"({"outcome": "crash"})").status, 200);  // detail is optional
-  const auto lines = lines_of(call(server.port(), "GET", "/control/log").body);
+  const auto lines = json_lines(call(server.port(), "GET", "/control/log").body);
   ASSERT_EQ(lines.size(), 1 + relsim::kOutcomeWords.size() + 1);
   for (std::size_t i = 0; i < relsim::kOutcomeWords.size(); ++i) {
     const Json& l = lines[1 + i];
@@ -236,7 +232,7 @@ TEST(ControlOutcome, BadBodiesAre400NamingTheProblem) {
         << body.substr(0, 80) << " -> " << r.body;
   }
   // Nothing was logged but the header.
-  EXPECT_EQ(lines_of(call(server.port(), "GET", "/control/log").body).size(), 1u);
+  EXPECT_EQ(json_lines(call(server.port(), "GET", "/control/log").body).size(), 1u);
 }
 
 TEST(ControlOutcome, ATaskWithoutAScriptIs404AndGetIs405) {
@@ -249,7 +245,7 @@ TEST(ControlOutcome, ATaskWithoutAScriptIs404AndGetIs405) {
   const Reply get = call(server.port(), "GET", "/control/tasks/3/outcome");
   EXPECT_EQ(get.status, 405);
   EXPECT_TRUE(get.has("allow: POST"));
-  EXPECT_EQ(lines_of(call(server.port(), "GET", "/control/log").body).size(), 1u);
+  EXPECT_EQ(json_lines(call(server.port(), "GET", "/control/log").body).size(), 1u);
 }
 
 TEST(ControlOutcome, AHugeDetailIsCutTo1000BytesOnACharacterBoundary) {
@@ -263,12 +259,12 @@ TEST(ControlOutcome, AHugeDetailIsCutTo1000BytesOnACharacterBoundary) {
   }();
   const Reply r = post_outcome(server.port(), 0, Json{{"outcome", "hang"}, {"detail", detail}}.dump());
   ASSERT_EQ(r.status, 200) << r.body.substr(0, 200);
-  const auto lines = lines_of(call(server.port(), "GET", "/control/log").body);
+  const auto lines = json_lines(call(server.port(), "GET", "/control/log").body);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[1]["detail"], std::string(999, 'a'));
   const std::string ascii(100'000, 'x');
   ASSERT_EQ(post_outcome(server.port(), 0, Json{{"outcome", "done"}, {"detail", ascii}}.dump()).status, 200);
-  EXPECT_EQ(lines_of(call(server.port(), "GET", "/control/log").body).back()["detail"], std::string(1000, 'x'));
+  EXPECT_EQ(json_lines(call(server.port(), "GET", "/control/log").body).back()["detail"], std::string(1000, 'x'));
 }
 
 // --- the exhausted reply -------------------------------------------------------------
@@ -285,7 +281,7 @@ TEST(ControlLog, AnExhaustedScriptIsA404SayingWhyAndALineMarkedExhausted) {
   ASSERT_TRUE(c.read_until("message_stop"));
   ASSERT_TRUE(c.read_until("HTTP/1.1 529"));
   ASSERT_TRUE(c.read_until(want));
-  const auto lines = requests_of(lines_of(call(server.port(), "GET", "/control/log").body));
+  const auto lines = requests_of(json_lines(call(server.port(), "GET", "/control/log").body));
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[0]["entry"], "ok");
   EXPECT_FALSE(lines[0].contains("exhausted"));
@@ -330,7 +326,7 @@ TEST(ControlLog, EachRequestIsOneLineWithEveryFieldAndTheFileEqualsGetControlLog
   EXPECT_TRUE(log.has("content-type: application/x-ndjson")) << log.head;
   EXPECT_FALSE(log.has("x-relsim-log-left-out"));
   EXPECT_EQ(read_file(file), log.body);  // the same lines, in the same order, already on disk
-  const auto lines = lines_of(log.body);
+  const auto lines = json_lines(log.body);
   ASSERT_EQ(lines.size(), 6u) << log.body;
   EXPECT_EQ(lines[0], (Json{{"relsim_log", 1}, {"port", server.port()}, {"plan_tasks", 2}}));
   const Json& first = lines[1];
@@ -372,7 +368,7 @@ TEST(ControlLog, ShapedEntriesAreLoggedInTheirObjectForm) {
   Client c(server.port());
   c.send(message(2));
   ASSERT_TRUE(server.wait_finished(2, 1, kLimit));
-  const auto lines = lines_of(call(server.port(), "GET", "/control/log").body);
+  const auto lines = json_lines(call(server.port(), "GET", "/control/log").body);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[1]["entry"], (Json{{"kind", "ok"}, {"chunk_delay_ms", 1}}));
 }
@@ -398,9 +394,9 @@ TEST(ControlLog, TheFileKeepsEveryLineWhenMemoryIsCapped) {
   ASSERT_TRUE(left_out(3));
   ASSERT_EQ(post_outcome(server.port(), 0, R"({"outcome": "done"})").status, 200);
   ASSERT_TRUE(left_out(4));
-  EXPECT_EQ(lines_of(call(server.port(), "GET", "/control/log").body).size(), 1u);
+  EXPECT_EQ(json_lines(call(server.port(), "GET", "/control/log").body).size(), 1u);
   server.stop();
-  const auto lines = lines_of(read_file(file));
+  const auto lines = json_lines(read_file(file));
   ASSERT_EQ(lines.size(), 5u);
   EXPECT_EQ(requests_of(lines).size(), 3u);
   EXPECT_EQ(lines.back()["outcome"], "done");
@@ -435,7 +431,7 @@ TEST(ControlLog, StopWritesTheHeldRequestsAsStoppedAndEveryRequestOnce) {
   ASSERT_TRUE(server.wait_held(1, 1, kLimit));
   ASSERT_TRUE(server.wait_finished(2, 1, kLimit));
   server.stop();
-  const auto lines = lines_of(read_file(file));
+  const auto lines = json_lines(read_file(file));
   const auto requests = requests_of(lines);
   ASSERT_EQ(requests.size(), 4u) << read_file(file);
   std::map<std::pair<std::int64_t, std::int64_t>, Json> by_key;
@@ -449,7 +445,7 @@ TEST(ControlLog, StopWritesTheHeldRequestsAsStoppedAndEveryRequestOnce) {
   EXPECT_EQ(by_key.at({1, 0})["status"], 0);
   EXPECT_EQ(by_key.at({2, 0})["end"], "complete");
   server.stop();  // again: nothing more is written
-  EXPECT_EQ(lines_of(read_file(file)).size(), lines.size());
+  EXPECT_EQ(json_lines(read_file(file)).size(), lines.size());
 }
 
 // --- relsim serve --plan P --log F, ended by SIGTERM ------------------------------------------
@@ -495,7 +491,7 @@ TEST(ServeLog, SigtermWritesTheHeldStallAsStoppedAndEveryRequestOnce) {
 
   EXPECT_EQ(serve.stop(SIGTERM), 0);
   EXPECT_FALSE(serve.signaled());
-  const auto lines = lines_of(read_file(log));
+  const auto lines = json_lines(read_file(log));
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], (Json{{"relsim_log", 1}, {"port", port}, {"plan_tasks", 3}}));
   const auto requests = requests_of(lines);

@@ -20,6 +20,7 @@
 #include "relsim/live/client/client.hpp"
 #include "relsim/live/server/server.hpp"
 #include "support/input_error_cli.hpp"
+#include "support/journal.hpp"
 #include "support/raw_client.hpp"
 #include "support/run.hpp"
 
@@ -68,21 +69,7 @@ Reply message(int port, std::int64_t task, const std::string& key) {
   return parse_reply(c.buf);
 }
 
-std::vector<Json> journal(int port) {
-  RawClient c(port);
-  c.send("GET /control/log HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
-  c.drain();
-  const Reply r = parse_reply(c.buf);
-  std::vector<Json> lines;
-  std::size_t at = 0;
-  while (at < r.body.size()) {
-    const std::size_t eol = r.body.find('\n', at);
-    const Json j = Json::parse(r.body.substr(at, eol - at));
-    if (j.contains("status")) lines.push_back(j);  // requests, not the header
-    at = eol + 1;
-  }
-  return lines;
-}
+using relsim::test::journal_requests;
 
 ServerConfig provider(double quota, std::int64_t capacity) {
   ServerConfig config;
@@ -123,7 +110,7 @@ TEST(ProviderServer, EachTenantGetsItsQuotaThen429WithRetryAfterAndRateLimitHead
 
   // The journal: tenants in order of first sight; refused requests took no
   // entry (index null), so the six admitted ones took entries 0 to 5.
-  const auto lines = journal(server.port());
+  const auto lines = journal_requests(server.port());
   ASSERT_EQ(lines.size(), 9u);
   std::vector<std::int64_t> indices;
   int refused = 0;
@@ -180,7 +167,7 @@ TEST(ProviderServer, PastCapacityA529AndTheStreamsHeldKeepTheirPlaces) {
   const Reply later = message(server.port(), 2, "k");
   EXPECT_EQ(later.status, 200);
   EXPECT_NE(later.body.find("message_stop"), std::string::npos);
-  const auto lines = journal(server.port());
+  const auto lines = journal_requests(server.port());
   int capacity_refusals = 0;
   for (const Json& l : lines) capacity_refusals += l.value("refused", "") == "capacity";
   EXPECT_EQ(capacity_refusals, 1);
@@ -275,6 +262,8 @@ TEST(ProviderServe, BadLimitsAreOneLineAndExitCode2) {
       {"serve --port 0 --quota 0", "quota = 0 is out of range: it must be in (0, 1e9]"},
       {"serve --port 0 --quota -5", "quota = -5 is out of range"},
       {"serve --port 0 --capacity 0", "capacity = 0 is out of range: it must be in [1, 1000000]"},
+      {"serve --port 0 --quota 2e9", "quota = 2000000000 is out of range: it must be in (0, 1e9]"},
+      {"serve --port 0 --capacity 2000000", "capacity = 2000000 is out of range: it must be in [1, 1000000]"},
       {"serve --port 0 --time-scale 0.1", "--time-scale applies in outage or provider mode only"},
       {"serve --port 0 --quota 10 --time-scale 0", "time scale = 0 is out of range"},
       {"serve --port 0 --read-timeout 0", "read timeout = 0 s is out of range"},

@@ -40,6 +40,7 @@
 
 #include "relsim/core/json.hpp"
 #include "relsim/live/server/server.hpp"
+#include "support/fd_limit.hpp"
 #include "support/run.hpp"
 
 namespace {
@@ -126,34 +127,7 @@ Memory memory_now() {
 }
 double mib(long kib) { return static_cast<double>(kib) / 1024.0; }
 
-// Raises the soft descriptor limit to the hard one for the test's life (a CI
-// machine may start at 1024 soft) and puts it back afterwards.
-class FdLimit {
- public:
-  FdLimit() {
-    ::getrlimit(RLIMIT_NOFILE, &old_);
-    soft_ = old_.rlim_cur;
-    if (soft_ >= kFdsNeeded) return;
-    rlimit raised = old_;
-    raised.rlim_cur = old_.rlim_max == RLIM_INFINITY ? 4 * kFdsNeeded : old_.rlim_max;
-    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) {
-      soft_ = raised.rlim_cur;
-      changed_ = true;
-    }
-  }
-  ~FdLimit() {
-    if (changed_) ::setrlimit(RLIMIT_NOFILE, &old_);
-  }
-  FdLimit(const FdLimit&) = delete;
-  FdLimit& operator=(const FdLimit&) = delete;
-  rlim_t soft() const { return soft_; }
-  rlim_t hard() const { return old_.rlim_max; }
-
- private:
-  rlimit old_{};
-  rlim_t soft_ = 0;
-  bool changed_ = false;
-};
+using relsim::test::FdLimit;
 
 // --- the client -------------------------------------------------------------------
 
@@ -682,7 +656,7 @@ bool fresh_request_streams(Server& server, std::int64_t k, Clock::time_point tes
 }
 
 TEST(Load, ThousandConcurrentHealthySlowAndVanishingClientsLeaveTheServerWholeAndBounded) {
-  FdLimit fds;
+  FdLimit fds(kFdsNeeded);
   if (fds.soft() < kFdsNeeded)
     RELSIM_SKIP_OR_FAIL("needs " << kFdsNeeded << " file descriptors (both ends of " << kConnections
                  << " connections live in this process) but the hard RLIMIT_NOFILE is " << fds.hard()

@@ -25,7 +25,9 @@
 #include "relsim/live/oracle.hpp"
 #include "relsim/live/plan.hpp"
 #include "relsim/montecarlo/simulate.hpp"
+#include "support/fd_limit.hpp"
 #include "support/files.hpp"
+#include "support/journal.hpp"
 #include "support/raw_client.hpp"
 #include "support/run.hpp"
 
@@ -34,52 +36,12 @@ namespace {
 constexpr int kTasks = 10'000;
 constexpr int kTenants = 20;
 
-// Raises the soft descriptor limit to the hard one for the test's life.
-class FdLimit {
- public:
-  FdLimit() {
-    ::getrlimit(RLIMIT_NOFILE, &old_);
-    rlimit raised = old_;
-    raised.rlim_cur = old_.rlim_max;
-    changed_ = raised.rlim_cur != old_.rlim_cur && ::setrlimit(RLIMIT_NOFILE, &raised) == 0;
-  }
-  ~FdLimit() {
-    if (changed_) ::setrlimit(RLIMIT_NOFILE, &old_);
-  }
-  FdLimit(const FdLimit&) = delete;
-  FdLimit& operator=(const FdLimit&) = delete;
-  rlim_t soft() const {
-    rlimit now{};
-    ::getrlimit(RLIMIT_NOFILE, &now);
-    return now.rlim_cur;
-  }
+using relsim::test::FdLimit;
 
- private:
-  rlimit old_{};
-  bool changed_ = false;
-};
-
-// GET /control/log's request lines.
-std::vector<relsim::Json> journal(int port) {
-  relsim::test::RawClient c(port);
-  c.send("GET /control/log HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
-  c.drain();
-  std::vector<relsim::Json> lines;
-  const auto head_end = c.buf.find("\r\n\r\n");
-  if (head_end == std::string::npos) return lines;
-  std::size_t at = head_end + 4;
-  while (at < c.buf.size()) {
-    const std::size_t eol = c.buf.find('\n', at);
-    if (eol == std::string::npos) break;
-    const relsim::Json j = relsim::Json::parse(c.buf.substr(at, eol - at));
-    if (j.contains("status")) lines.push_back(j);
-    at = eol + 1;
-  }
-  return lines;
-}
+using relsim::test::journal_requests;
 
 TEST(TenantProbe, TenThousandConcurrentTasksOverTwentyTenantsGetOnlyTheirOwnAnswers) {
-  FdLimit fds;
+  FdLimit fds(kTasks + 1000);
   if (fds.soft() < kTasks + 1000)
     RELSIM_SKIP_OR_FAIL(fmt::format("needs {} descriptors in this process, the limit is {}", kTasks + 1000, fds.soft()));
 
@@ -143,7 +105,7 @@ TEST(TenantProbe, TenThousandConcurrentTasksOverTwentyTenantsGetOnlyTheirOwnAnsw
 
   // The server's side: every request logged with its task's tenant, one
   // tenant number per key, 20 in all, and none refused.
-  const auto lines = journal(port);
+  const auto lines = journal_requests(port);
   ASSERT_EQ(static_cast<std::int64_t>(lines.size()), requests);
   std::map<std::int64_t, std::set<std::int64_t>> tenants_of_class;
   std::map<std::int64_t, std::int64_t> per_task;

@@ -10,6 +10,7 @@
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
+#include "relsim/core/retry_throttle.hpp"
 #include "relsim/core/time_model.hpp"
 
 namespace relsim::fleet {
@@ -41,27 +42,8 @@ Start parse_start(std::string_view spec);
 std::string to_string(const Start& start);  // parses back to the same start
 
 // Client-side retry throttling, one throttle per tenant shared by its agents
-// (docs/fleet.md, Throttles). A denied retry ends the call as if its retries
-// were spent: the task ends env_error with the fault it last saw.
-//   none
-//   grpc:MAX,RATIO  gRPC's retryThrottling: tokens start at MAX; each failed
-//                   response costs 1 (floor 0), each good one returns RATIO
-//                   (cap MAX); no retry while tokens <= MAX / 2.
-//   aws             the AWS SDKs' standard mode: a quota of 500 tokens; a
-//                   retry takes 5 (10 after a timeout: slow_headers, stall);
-//                   a good retry gives its cost back and a good first
-//                   attempt returns 1 (cap 500), as botocore; no retry when the
-//                   quota cannot pay.
-//   budget:RATIO[,MIN]  a retry budget (Envoy's): a retry may be sent while
-//                   the tenant's retries in flight are below
-//                   max(MIN, RATIO x its requests in flight); MIN defaults to 3.
-struct Throttle {
-  enum class Kind { none, grpc, aws, budget };
-  Kind kind = Kind::none;
-  double max_tokens = 10.0, token_ratio = 0.1;  // grpc
-  double ratio = 0.2;                           // budget
-  int min_retries = 3;                          // budget
-};
+// (docs/fleet.md, Throttles): the rules are in relsim/core/retry_throttle.hpp.
+using relsim::Throttle;
 // Throws InputError naming the bad text and the accepted forms: grpc MAX in
 // (0, 1e6], RATIO in (0, MAX]; budget RATIO in (0, 1], MIN in [0, 1e6].
 Throttle parse_throttle(std::string_view spec);

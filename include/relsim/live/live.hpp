@@ -24,6 +24,7 @@ struct LiveCheck {
   std::vector<std::int64_t> mismatches;  // tasks whose live outcome or request count differ from the oracle's
   std::map<std::string, std::int64_t> outcomes;  // live outcome name -> tasks
   std::int64_t successes = 0, requests = 0, wrong = 0;
+  std::int64_t throttled = 0;  // live tasks a throttle ended (the oracle's are in `oracle`)
   double wall_seconds = 0.0;  // the live part: server up to last task done
   // With LiveOptions::keep_logs: the server's log of each task (requests as
   // it saw them, in order, with their retry-count header and times), after
@@ -38,6 +39,10 @@ struct LiveOptions {
   std::uint64_t jitter_seed = 0;  // of the client's backoff jitter
   bool coordinated_start = false;  // true: waves released together (ClientConfig)
   bool keep_logs = false;          // keep the server's per-task logs in LiveCheck::logs
+  // A retry throttle in the client (ClientConfig::throttle), predicted by the
+  // oracle over the tasks in plan order: needs concurrency 1, where the
+  // order of the answers, and so every decision of the throttle, is the plan's.
+  Throttle throttle;
 };
 
 // Runs every task of `plan` live under `policy`. Throws InputError for bad

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "relsim/core/policy.hpp"
+#include "relsim/core/retry_throttle.hpp"
 #include "relsim/live/plan.hpp"
 #include "relsim/live/timing.hpp"
 
@@ -20,6 +21,7 @@ struct Prediction {
   double max_wait_seconds = 0.0;  // timeouts and backoff the task can wait, at most
   // A time-mode plan's wall time for the task (TaskPlan::seconds); NaN otherwise.
   double planned_seconds = std::numeric_limits<double>::quiet_NaN();
+  bool throttled = false;  // a retry throttle denied its retry (run_oracle with a throttle)
 };
 
 struct OracleResult {
@@ -32,12 +34,25 @@ struct OracleResult {
   // microsecond (as simulate_time's total_microseconds); 0 otherwise.
   bool timed = false;
   std::int64_t planned_microseconds = 0;
+  std::int64_t throttled = 0;  // tasks a retry throttle ended
 };
 
 // Throws InputError when a task's plan ends before the policy ends the task,
 // and, for a time-mode plan (TaskPlan::seconds given), when the policy ends a
 // task before its plan's last request: the plan's times are for its own policy.
-Prediction predict(const Policy& policy, const TaskPlan& task, const ClientTiming& timing);
+// With `throttle`, the tenant's throttle is told of every request and asked
+// before every retry; a denied retry ends the task env_error with the fault
+// it would have retried.
+Prediction predict(const Policy& policy, const TaskPlan& task, const ClientTiming& timing,
+                   RetryThrottle* throttle = nullptr);
 OracleResult run_oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing);
+
+// With a retry throttle (relsim live --throttle): the tasks run one after
+// another in plan order, task t on tenant t mod tenants (1 for 0), each
+// tenant with its own throttle, as relsim's client runs them with
+// --concurrency 1. Throws InputError as above, and for tenants outside
+// [0, kMaxTenants] (client.hpp).
+OracleResult run_oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing, const Throttle& throttle,
+                        int tenants);
 
 }  // namespace relsim

@@ -20,10 +20,13 @@ struct Connection {
 
 // Where a worker (or a wave's position) keeps its idle connection between
 // two requests. Its tasks run one after another on its strand.
+class TenantThrottles;
+
 struct Slot {
-  explicit Slot(asio::any_io_executor ex) : executor(std::move(ex)) {}
+  explicit Slot(asio::any_io_executor ex, TenantThrottles* t = nullptr) : executor(std::move(ex)), throttles(t) {}
   asio::any_io_executor executor;  // a strand, or the io_context's own with one thread
   std::unique_ptr<Connection> idle;
+  TenantThrottles* throttles;  // the run's retry throttles; null without one
 };
 
 // Whether an idle connection can carry another request: nothing buffered,

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "live/client/task_client.hpp"
+#include "live/client/tenant_throttles.hpp"
 
 namespace relsim::live_client {
 namespace {
@@ -49,6 +50,13 @@ std::string TaskClient::request_bytes(std::int64_t c, int retry_count) const {
 // the status line and headers. A 200 comes back as an open exchange;
 // anything else is thrown.
 asio::awaitable<std::unique_ptr<Exchange>> TaskClient::send(std::int64_t c, int retry_count) {
+  if (slot_.throttles) {
+    settle(false);  // an answer never read (cannot happen: every path settles)
+    const bool retry = call_requests_ > 0;
+    slot_.throttles->sent(task_, retry);
+    told_ = Told{retry, paid_next_};
+    paid_next_ = 0.0;
+  }
   ++out_.requests;
   ++call_requests_;
   out_.retry_counts.push_back(retry_count);
@@ -142,18 +150,22 @@ asio::awaitable<std::unique_ptr<Exchange>> TaskClient::create_message(std::int64
   for (int k = 0;; ++k) {
     double wait = 0.0;
     FaultKind kind{};
+    std::string what;
     try {
       co_return co_await send(c, k);
     } catch (const ApiStatusError& e) {
       if (k >= o.max_retries || call_requests_ >= o.request_cap || !should_retry_status(e.status, e.headers.should_retry))
         throw;
       kind = e.kind();
+      what = e.what();
       wait = http_retry_wait(e.headers, k, next_jitter(), cfg_.timing);
     } catch (const ApiConnectionError& e) {
       if (k >= o.max_retries || call_requests_ >= o.request_cap) throw;
       kind = e.kind();
+      what = e.what();
       wait = cfg_.timing.backoff(k, next_jitter());
     }
+    allow_retry_or_end(kind, what);
     co_await pause(wait, kind);
   }
 }
@@ -182,6 +194,7 @@ asio::awaitable<std::string> TaskClient::read_message(Exchange& ex) {
         sse.feed(std::string_view(buf, got), [&](const SseEvent& event) { message.on_event(event); });
       } catch (const ClientError& e) {
         out_.seen.back() = e.kind();
+        settle(false);
         throw;
       } catch (const std::length_error& e) {
         fail(StreamError(FaultKind::malformed, e.what()));
@@ -196,10 +209,24 @@ asio::awaitable<std::string> TaskClient::read_message(Exchange& ex) {
     message.on_end();
   } catch (const ClientError& e) {
     out_.seen.back() = e.kind();
+    settle(false);
     throw;
   }
+  settle(true);
   give_back(ex);
   co_return message.text();
+}
+
+void TaskClient::settle(bool good) {
+  if (!told_) return;
+  slot_.throttles->answered(task_, told_->retry, good, told_->paid);
+  told_.reset();
+}
+
+void TaskClient::allow_retry_or_end(FaultKind kind, const std::string& what) {
+  if (!slot_.throttles || slot_.throttles->allow_retry(task_, kind, paid_next_)) return;
+  out_.throttled = true;
+  throw RetriesExhausted(kind, "the retry throttle denied a retry after: " + what);
 }
 
 }  // namespace relsim::live_client

@@ -4,6 +4,7 @@
 // make them: the live check compares their outcomes with the oracle's,
 // which calls `react`.
 #include <limits>
+#include <string>
 
 #include "relsim/core/error.hpp"
 #include "live/client/task_client.hpp"
@@ -30,16 +31,20 @@ asio::awaitable<std::string> TaskClient::call(std::int64_t c) {
 asio::awaitable<std::string> TaskClient::call_naive(std::int64_t c) {
   for (int round = 0;; ++round) {
     FaultKind kind{};
+    std::string what;
     try {
       auto ex = co_await create_message(c, HttpOptions{cfg_.policy.s});
       co_return co_await read_message(*ex);
     } catch (const ApiConnectionError& e) {
       if (round >= cfg_.policy.r) throw;
       kind = e.kind();
+      what = e.what();
     } catch (const StreamError& e) {
       if (round >= cfg_.policy.r) throw;
       kind = e.kind();
+      what = e.what();
     }
+    allow_retry_or_end(kind, what);
     co_await pause(cfg_.timing.backoff(round, next_jitter()), kind);
   }
 }
@@ -61,6 +66,7 @@ asio::awaitable<std::string> TaskClient::call_layered(std::int64_t c) {
       throw RetriesExhausted(e.kind(), e.what());
     }
     FaultKind kind{};
+    std::string what;
     try {
       co_return co_await read_message(*ex);
     } catch (const CallTimeoutError& e) {
@@ -68,8 +74,10 @@ asio::awaitable<std::string> TaskClient::call_layered(std::int64_t c) {
     } catch (const ClientError& e) {
       if (round >= p.r || call_requests_ >= cap) throw RetriesExhausted(e.kind(), e.what());
       kind = e.kind();
+      what = e.what();
     }
     ex.reset();
+    allow_retry_or_end(kind, what);
     try {
       co_await pause(cfg_.timing.backoff(round, next_jitter()), kind);
     } catch (const CallTimeoutError& e) {
@@ -82,6 +90,7 @@ asio::awaitable<std::string> TaskClient::call_layered(std::int64_t c) {
 asio::awaitable<std::string> TaskClient::call_simple(std::int64_t c) {
   for (int attempt = 0;; ++attempt) {
     FaultKind kind{};
+    std::string what;
     try {
       auto ex = co_await create_message(c, HttpOptions{0});
       co_return co_await read_message(*ex);
@@ -92,7 +101,9 @@ asio::awaitable<std::string> TaskClient::call_simple(std::int64_t c) {
     } catch (const ClientError& e) {
       if (attempt >= cfg_.policy.r) throw RetriesExhausted(e.kind(), e.what());
       kind = e.kind();
+      what = e.what();
     }
+    allow_retry_or_end(kind, what);
     try {
       co_await pause(cfg_.timing.backoff(attempt, next_jitter()), kind);
     } catch (const CallTimeoutError& e) {

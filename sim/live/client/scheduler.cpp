@@ -4,6 +4,7 @@
 // before has ended (coordinated start). Every task is a coroutine on one
 // io_context run by `threads` threads.
 #include <atomic>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "relsim/core/error.hpp"
 #include "live/client/start_gate.hpp"
 #include "live/client/task_client.hpp"
+#include "live/client/tenant_throttles.hpp"
 
 namespace relsim {
 namespace live_client {
@@ -117,13 +119,16 @@ std::vector<LiveTask> run_live(const ClientConfig& config, std::int64_t first_ta
   asio::io_context ioc(config.threads);
   const Run run{config, endpoint, first_task, out, Clock::now()};
   const std::size_t width = std::min(static_cast<std::size_t>(config.concurrency), out.size());
+  std::optional<TenantThrottles> throttles;
+  if (config.throttle.kind != Throttle::Kind::none) throttles.emplace(config.throttle, config.tenants);
+  TenantThrottles* shared = throttles ? &*throttles : nullptr;
   // After the io_context: the idle connections close before it goes.
   std::vector<Slot> slots;
   slots.reserve(width);
   for (std::size_t w = 0; w < width; ++w) {
     // One thread runs everything in order: a strand would only cost.
-    if (config.threads > 1) slots.emplace_back(asio::make_strand(ioc));
-    else slots.emplace_back(ioc.get_executor());
+    if (config.threads > 1) slots.emplace_back(asio::make_strand(ioc), shared);
+    else slots.emplace_back(ioc.get_executor(), shared);
   }
   if (config.coordinated_start) run_waves(run, ioc, slots);
   else run_window(run, ioc, slots);

@@ -62,8 +62,14 @@ class TaskClient {
   template <class E>
   [[noreturn]] void fail(const E& error) {
     out_.seen.back() = error.kind();
+    settle(false);
     throw error;
   }
+  // The retry throttle (ClientConfig::throttle): the answer to the request
+  // in flight (good: a whole stream) is told once; before a retry of either
+  // layer the throttle is asked, and a denial ends the task (RetriesExhausted).
+  void settle(bool good);
+  void allow_retry_or_end(FaultKind kind, const std::string& what);
   // The error for an operation that timed out against `limit`.
   template <class StageError>
   [[noreturn]] void timed_out(Limit limit, FaultKind kind, const std::string& what);
@@ -85,6 +91,13 @@ class TaskClient {
   };
   std::optional<Preconnected> preconnected_;
   std::int64_t retries_ = 0;  // of the task, both layers: the jitter's draw index
+  // The request the throttle was told of and not yet of its answer.
+  struct Told {
+    bool retry = false;
+    double paid = 0.0;  // what allow_retry took for it (AWS)
+  };
+  std::optional<Told> told_;
+  double paid_next_ = 0.0;  // what allow_retry took for the next request
 };
 
 }  // namespace relsim::live_client

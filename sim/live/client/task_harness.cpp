@@ -61,6 +61,7 @@ asio::awaitable<void> TaskClient::run(StartGate* gate) {
     out_.outcome = {Outcome::crash, std::nullopt};
     out_.error = e.what();
   }
+  settle(false);  // a request the task gave up on (a deadline) is a failure to the throttle
   out_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
 }
 

@@ -48,27 +48,21 @@ Admission Provider::admit(std::string_view key, double now) {
                           buckets_.size() + 1, config_.max_tenants);
       return a;
     }
-    it = buckets_.emplace(std::string(key), Bucket{static_cast<std::int64_t>(buckets_.size()), config_.quota_rpm, now})
+    it = buckets_.emplace(std::string(key),
+                          Bucket{static_cast<std::int64_t>(buckets_.size()), TokenBucket(config_.quota_rpm, now)})
              .first;
   }
   Bucket& b = it->second;
   a.tenant = b.tenant;
   if (config_.quota_rpm > 0.0) {
-    const double per_second = config_.quota_rpm / 60.0;
-    if (now > b.refilled_at) {
-      b.tokens = std::min(config_.quota_rpm, b.tokens + (now - b.refilled_at) * per_second);
-      b.refilled_at = now;
-    }
     a.quota = true;
     a.limit = config_.quota_rpm;
-    if (b.tokens < 1.0) {
+    if (const double wait = b.quota.take(now); wait > 0.0) {
       a.verdict = Admission::Verdict::over_quota;
-      a.retry_after = static_cast<std::int64_t>(std::ceil((1.0 - b.tokens) / per_second));
-    } else {
-      b.tokens -= 1.0;
+      a.retry_after = static_cast<std::int64_t>(wait);
     }
-    a.remaining = static_cast<std::int64_t>(std::floor(b.tokens));
-    a.reset_seconds = (config_.quota_rpm - b.tokens) / per_second;
+    a.remaining = static_cast<std::int64_t>(std::floor(b.quota.tokens()));
+    a.reset_seconds = b.quota.seconds_to_full();
     if (a.verdict == Admission::Verdict::over_quota) return a;
   }
   if (config_.capacity > 0 && in_flight_ >= config_.capacity) {

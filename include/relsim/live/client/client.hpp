@@ -38,6 +38,7 @@
 
 #include "relsim/core/faults.hpp"
 #include "relsim/core/policy.hpp"
+#include "relsim/core/retry_throttle.hpp"
 #include "relsim/core/rng.hpp"
 #include "relsim/live/client/sse.hpp"
 #include "relsim/live/timing.hpp"
@@ -72,6 +73,12 @@ struct ClientConfig {
   // Tenants of a provider (the server's --quota, --capacity): task t sends
   // `x-api-key: relsim-tenant-{t mod tenants}`. 0: no key.
   int tenants = 0;
+  // Retry throttling as practised (retry_throttle.hpp), one throttle per
+  // tenant shared by its tasks: told of every request and its answer, asked
+  // before every retry of either layer; a denied retry ends the task
+  // env_error with the fault it would have retried (LiveTask::throttled).
+  // With --concurrency 1 the run is the oracle's (run_oracle with a throttle).
+  Throttle throttle;
 };
 inline constexpr int kMaxConcurrency = 10'000;
 inline constexpr int kMaxTenants = 10'000;
@@ -98,6 +105,7 @@ struct LiveTask {
   // What the client made of each request: nullopt for a good one.
   std::vector<std::optional<FaultKind>> seen;
   std::string error;  // the message of the error that ended the task, if any
+  bool throttled = false;  // the retry throttle denied a retry, which ended the task
 };
 
 // Runs tasks first_task .. first_task + count - 1 against the server at

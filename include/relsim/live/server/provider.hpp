@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "relsim/core/token_bucket.hpp"
+
 namespace relsim {
 
 struct ProviderConfig {
@@ -64,8 +66,7 @@ class Provider {
  private:
   struct Bucket {
     std::int64_t tenant = 0;
-    double tokens = 0.0;
-    double refilled_at = 0.0;
+    TokenBucket quota;
   };
   const ProviderConfig config_;
   mutable std::mutex mu_;

@@ -1,14 +1,39 @@
 #pragma once
-// A tenant's retry throttle in the event simulation (scenario.hpp, Throttle):
-// the state one client keeps for all its agents, told of every request sent
-// and every answer, and asked before each retry.
+// Client-side retry throttling as practised (docs/fleet.md, Throttles): the
+// state one client keeps for all the agents of a tenant, told of every
+// request sent and every answer, and asked before each retry. The fleet's
+// event simulation, relsim's live client and its oracle use this one class,
+// so the simulated, predicted and live throttles are the same rules.
 #include <algorithm>
 #include <cstdint>
 
 #include "relsim/core/faults.hpp"
-#include "relsim/fleet/scenario.hpp"
 
-namespace relsim::fleet {
+namespace relsim {
+
+// Which throttle (relsim fleet --throttle, relsim live --throttle). A denied
+// retry ends the call as if its retries were spent: the task ends env_error
+// with the fault it last saw.
+//   none
+//   grpc:MAX,RATIO  gRPC's retryThrottling: tokens start at MAX; each failed
+//                   response costs 1 (floor 0), each good one returns RATIO
+//                   (cap MAX); no retry while tokens <= MAX / 2.
+//   aws             the AWS SDKs' standard mode: a quota of 500 tokens; a
+//                   retry takes 5 (10 after a timeout: slow_headers, stall);
+//                   a good retry gives its cost back and a good first
+//                   attempt returns 1 (cap 500), as botocore; no retry when the
+//                   quota cannot pay.
+//   budget:RATIO[,MIN]  a retry budget (Envoy's): a retry may be sent while
+//                   the tenant's retries in flight are below
+//                   max(MIN, RATIO x its requests in flight); MIN defaults to 3.
+// parse_throttle and to_string are in relsim/fleet/scenario.hpp.
+struct Throttle {
+  enum class Kind { none, grpc, aws, budget };
+  Kind kind = Kind::none;
+  double max_tokens = 10.0, token_ratio = 0.1;  // grpc
+  double ratio = 0.2;                           // budget
+  int min_retries = 3;                          // budget
+};
 
 class RetryThrottle {
  public:
@@ -75,4 +100,4 @@ class RetryThrottle {
   std::int64_t in_flight_ = 0, retries_in_flight_ = 0;
 };
 
-}  // namespace relsim::fleet
+}  // namespace relsim
