@@ -96,7 +96,7 @@ Json demo_json(const std::vector<DemoRow>& rows, const Policy& policy, const Dem
                        {"covered", row.ci.covers(row.exact.success)},
                        {"requests", row.sim.requests},
                        {"exact_mean_requests", row.exact.mean_requests},
-                       {"fault_share", static_cast<double>(row.sim.bad_requests()) / static_cast<double>(row.sim.requests)},
+                       {"fault_share", row.sim.fault_share()},
                        {"exact_fault_share", row.exact.fault_share()},
                        {"faults", faults}};
     if (row.tight)

@@ -141,8 +141,6 @@ int run_solve(const ExactArgs& a, const std::optional<TimeModel>& time) {
     throw InputError("--r is required (only --solve r goes without it)");
   if (param == SolveParam::r && a.r_option->count())
     throw InputError("--solve r searches r: leave out --r");
-  if (!(a.target > 0.0 && a.target <= 1.0))
-    throw InputError(fmt::format("target = {} is out of range: it must be in (0, 1]", a.target));
   ModelArgs args = a.model;
   // Any valid value: it is searched.
   if (param == SolveParam::r) args.r = 0;

@@ -260,7 +260,7 @@ Json simulate_json(const SimulateSetup& setup, const SimulateReport& r) {
   j["outcomes"] = outcomes_json(sim);
   j["wrong"] = wrong_count(sim);
   j["bad_requests"] = sim.bad_requests();
-  j["fault_share"] = r.share(sim.bad_requests());
+  j["fault_share"] = sim.fault_share();
   j["exact_fault_share"] = r.exact_fault_share;
   if (!setup.time) {
     const BurstShape shape = burst_shape(setup.model);
@@ -356,7 +356,7 @@ std::string simulate_table(const SimulateSetup& setup, const SimulateReport& r) 
                                 ? count_quantiles_words(*outcome_quantiles(sim.done_by_requests, sim.env_by_requests).all)
                                 : std::string(kNoHistograms));
   row("faults injected",
-      fmt::format("{} ({} of requests; exact fault share {})", sim.bad_requests(), percent(r.share(sim.bad_requests())),
+      fmt::format("{} ({} of requests; exact fault share {})", sim.bad_requests(), percent(sim.fault_share()),
                   percent(r.exact_fault_share)));
   for (const FaultKind kind : drawn_kinds(setup.config.kinds)) {
     const std::int64_t count = sim.faults[static_cast<std::size_t>(kind)];

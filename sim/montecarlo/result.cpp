@@ -21,6 +21,10 @@ double SimResult::design_effect() const {
   return (1.0 + lambda) / (1.0 - lambda);
 }
 
+double SimResult::fault_share() const {
+  return requests > 0 ? static_cast<double>(bad_requests()) / static_cast<double>(requests) : 0.0;
+}
+
 std::int64_t SimResult::bad_requests() const {
   std::int64_t sum = 0;
   for (const auto x : faults) sum += x;

@@ -109,9 +109,7 @@ std::string request_columns(const ExactResult& ex, const SimResult* sim) {
   std::string row = fmt::format(",{:.17g}", ex.fault_share());
   row += quantile_fields(requests_quantiles(ex).all);
   if (!sim) return row + std::string(1 + kCountLevels.size(), ',');
-  row += fmt::format(",{:.17g}", sim->requests > 0 ? static_cast<double>(sim->bad_requests()) /
-                                                         static_cast<double>(sim->requests)
-                                                   : 0.0);
+  row += fmt::format(",{:.17g}", sim->fault_share());
   return row + quantile_fields(outcome_quantiles(sim->done_by_requests, sim->env_by_requests).all);
 }
 

@@ -91,6 +91,8 @@ struct SimResult {
   double lag_correlation() const;
   double design_effect() const;
   std::int64_t bad_requests() const;  // sum of faults
+  // bad_requests() / requests: the share of sent requests that failed (0 when none was sent).
+  double fault_share() const;
 };
 
 // Throws InputError for an invalid model, policy or config. With
