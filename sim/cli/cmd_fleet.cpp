@@ -1,9 +1,11 @@
 // relsim fleet: many agents over tenants sharing one provider, simulated
 // event by event (fleet/fleet.hpp): task success, 429 and 529 rates,
-// amplification, latency and pool-wait quantiles, and goodput over time.
+// amplification, latency and pool-wait quantiles, and goodput over time;
+// with --live also run on loopback and compared (live/fleet_agreement.hpp).
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -12,6 +14,8 @@
 #include "relsim/core/parse.hpp"
 #include "relsim/core/rng.hpp"
 #include "relsim/fleet/fleet.hpp"
+#include "relsim/live/fleet_agreement.hpp"
+#include "relsim/live/fleet_live.hpp"
 #include "relsim/montecarlo/stats.hpp"
 #include "cli/commands.hpp"
 
@@ -27,13 +31,14 @@ struct FleetArgs {
   std::string start = "coordinated", throttle = "none", trigger = "none", backoff = "sdk";
   double duration = 600.0, header_timeout = 0.0, request_seconds = 1.0, long_seconds = 30.0;
   long long long_agents = 0;
-  bool force = false, json = false;
+  bool force = false, json = false, live = false;
+  double time_scale = 0.1;
   std::string csv;
   int replicates = 1, threads = 0;
   double bin_seconds = 1.0;
   std::uint64_t seed = rng::kReferenceSeed;
   CLI::Option *quota_option = nullptr, *capacity_option = nullptr, *pool_option = nullptr,
-              *header_timeout_option = nullptr;
+              *header_timeout_option = nullptr, *replicates_option = nullptr, *time_scale_option = nullptr;
 };
 
 // --quota, --capacity, --pool and --header-timeout: absent means no limit, so
@@ -174,6 +179,104 @@ std::string fleet_table(const Json& j) {
   return s;
 }
 
+// The live run beside the simulation: the live figures as the fleet's keys,
+// then "live" (the run and its log), "simulated" (the replicates pooled)
+// and "agreement" (each figure against the replicates' spread).
+Json live_json(const fleet::Scenario& s, const fleet::RunConfig& c, const FleetLiveConfig& lc,
+               const FleetLiveResult& live, const fleet::FleetResult& pooled,
+               const std::vector<FigureAgreement>& figures, const LogAgreement& log) {
+  Json j = fleet_json(s, c, live.counts);
+  j.erase("events");  // the live run has none
+  j["live"] = {{"time_scale", lc.time_scale},
+               {"wall_seconds", live.wall_seconds},
+               {"stream_seconds", live.stream_seconds},
+               {"replayed_replicate", lc.replicate},
+               {"wrong_answers", live.wrong_answers},
+               {"server_log",
+                {{"requests", live.log.requests},
+                 {"r429", live.log.r429},
+                 {"r529", live.log.r529},
+                 {"most_in_flight_per_tenant", live.log.most_in_flight},
+                 {"wrong_tenant", live.log.wrong_tenant},
+                 {"unfinished", live.log.unfinished}}},
+               {"log_agrees", log.agrees},
+               {"log_problems", log.problems}};
+  if (s.long_agents > 0) j["live"]["long_stream_seconds"] = live.long_stream_seconds;
+  j["simulated"] = fleet_json(s, c, pooled);
+  Json rows = Json::array();
+  bool all = log.agrees;
+  for (const FigureAgreement& f : figures) {
+    rows.push_back({{"figure", f.name}, {"live", f.live}, {"mean", f.mean}, {"sd", f.sd}, {"min", f.min},
+                    {"max", f.max}, {"replayed", f.replayed}, {"allowed", f.allowed}, {"agrees", f.agrees},
+                    {"judged", f.judged}});
+    all = all && (f.agrees || !f.judged);
+  }
+  j["agreement"] = rows;
+  j["agrees"] = all;
+  return j;
+}
+
+std::string live_table(const Json& j) {
+  std::string s = "the live run:\n" + fleet_table(j);
+  const Json& l = j["live"];
+  const auto number = [](const Json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.4g}", v.get<double>()); };
+  s += fmt::format("{:<16}{:.3g} wall s per model s; {:.2f} s of wall time; streams {:.4g} model s\n", "time scale",
+                   l["time_scale"].get<double>(), l["wall_seconds"].get<double>(), l["stream_seconds"].get<double>());
+  const Json& g = l["server_log"];
+  s += fmt::format("{:<16}{} requests, {} 429s, {} 529s, at most {} of one tenant open at once: {}\n", "server log",
+                   g["requests"].get<long long>(), g["r429"].get<long long>(), g["r529"].get<long long>(),
+                   g["most_in_flight_per_tenant"].get<long long>(),
+                   l["log_agrees"].get<bool>() ? "agrees with the client" : "DISAGREES");
+  for (const auto& p : l["log_problems"]) s += fmt::format("{:<16}{}\n", "", p.get<std::string>());
+  s += fmt::format("\nagainst {} simulated replicates (live within {:g} sd + {:g}% of the mean):\n",
+                   j["simulated"]["replicates"].get<int>(), kSpreads, 100.0 * kRelativeSlack);
+  s += fmt::format("{:<15}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}  {}\n", "figure", "live", "mean", "sd", "min", "max",
+                   "replayed", "verdict");
+  for (const auto& f : j["agreement"])
+    s += fmt::format("{:<15}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}  {}\n", f["figure"].get<std::string>(),
+                     number(f["live"]), number(f["mean"]), number(f["sd"]), number(f["min"]), number(f["max"]),
+                     number(f["replayed"]),
+                     !f["judged"].get<bool>() ? "(shown, not judged)" : f["agrees"].get<bool>() ? "agrees" : "DISAGREES");
+  return s;
+}
+
+int run_fleet_live_command(const FleetArgs& a, const fleet::Scenario& scenario, fleet::RunConfig config) {
+  if (!a.csv.empty()) throw InputError("--csv with --live: the live run keeps no time series; leave --csv out");
+  if (!config.share.single()) throw InputError("--live runs in one process: start it without mpirun");
+  FleetLiveConfig lc;
+  lc.time_scale = a.time_scale;
+  validate_live(scenario, lc);
+  const int replicates = a.replicates_option->count() ? a.replicates : 20;
+  if (replicates < 2)
+    throw InputError(fmt::format("replicates = {} is out of range: --live compares with at least 2", replicates));
+  config.replicates = 1;
+  fleet::validate(scenario, a.force);
+  const bool show = terminal_progress();
+  std::vector<fleet::FleetResult> each;
+  fleet::FleetResult pooled;
+  for (int i = 0; i < replicates; ++i) {
+    config.first_replicate = i;
+    each.push_back(fleet::run_fleet(scenario, config, a.force));
+    if (show) std::cerr << fmt::format("\rfleet: {}/{} replicates simulated", i + 1, replicates);
+  }
+  if (show) std::cerr << "\nfleet: running live...\n";
+  const std::int64_t planned = scenario.agents * scenario.tasks_per_agent;
+  for (const auto& r : each)
+    if (r.tasks < planned)
+      throw InputError(fmt::format("duration = {:g} s let a simulated replicate start only {} of the {} tasks: a live "
+                                   "run runs them all, so give --live a longer --duration",
+                                   scenario.duration, r.tasks, planned));
+  const FleetLiveResult live = run_fleet_live(scenario, config.seed, lc);
+  config.first_replicate = 0;
+  config.replicates = replicates;
+  pooled = fleet::run_fleet(scenario, config, a.force);
+  const auto figures = compare_figures(live.counts, each, lc.replicate);
+  const LogAgreement log = check_log(live, scenario);
+  const Json j = live_json(scenario, config, lc, live, pooled, figures, log);
+  out() << (a.json ? dump_json(j) + "\n" : live_table(j));
+  return j["agrees"].get<bool>() ? 0 : 1;
+}
+
 int run_fleet_command(const FleetArgs& a) {
   const fleet::Scenario scenario = scenario_of(a);
   fleet::RunConfig config;
@@ -182,6 +285,8 @@ int run_fleet_command(const FleetArgs& a) {
   config.threads = a.threads;
   config.bin_seconds = a.bin_seconds;
   config.share = ranks();
+  if (a.live) return run_fleet_live_command(a, scenario, config);
+  if (a.time_scale_option->count()) throw InputError("--time-scale needs --live: the simulation runs in virtual time");
   const bool show = terminal_progress();
   if (show && a.replicates > 1)
     config.progress = [&](std::int64_t done) { std::cerr << fmt::format("\rfleet: {}/{} replicates", done, a.replicates); };
@@ -238,8 +343,21 @@ Runner add_fleet(CLI::App& app) {
   add_model_options(*cmd, args->model, false);
   add_policy_options(*cmd, args->model);
   for (const char* name : {"--p", "--r", "--n"}) cmd->get_option(name)->capture_default_str();
-  cmd->add_option("--replicates", args->replicates, fmt::format("independent runs, in [1, {}]", fleet::kMaxReplicates))
-      ->capture_default_str();
+  args->replicates_option =
+      cmd->add_option("--replicates", args->replicates,
+                      fmt::format("independent runs, in [1, {}] (with --live: the replicates it is compared with, "
+                                  "default 20)",
+                                  fleet::kMaxReplicates))
+          ->capture_default_str();
+  cmd->add_flag("--live", args->live,
+                fmt::format("also run the scenario live: relsim's mock provider and client on 127.0.0.1, replaying "
+                            "replicate 0's draws, time-scaled; compared with the simulated replicates and with the "
+                            "server's log (exit 1 when they disagree). Coordinated start, in-stream fault kinds, no "
+                            "queue, header timeout or trigger; at most {} agents and {} tasks",
+                            kMaxLiveAgents, kMaxLiveTasks));
+  args->time_scale_option =
+      cmd->add_option("--time-scale", args->time_scale, "--live: wall seconds per model second, in [0.001, 10]")
+          ->capture_default_str();
   add_seed_option(*cmd, args->seed, "Philox key");
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default); never changes the output")
       ->capture_default_str();

@@ -25,6 +25,9 @@ double ratio(std::int64_t a, std::int64_t b) { return b == 0 ? kNaN : static_cas
 void validate_run(const Scenario& s, const RunConfig& c) {
   if (c.replicates < 1 || c.replicates > kMaxReplicates)
     throw InputError(fmt::format("replicates = {} is out of range: it must be in [1, {}]", c.replicates, kMaxReplicates));
+  if (c.first_replicate < 0 || c.first_replicate > kMaxReplicates)
+    throw InputError(fmt::format("first replicate = {} is out of range: it must be in [0, {}]", c.first_replicate,
+                                 kMaxReplicates));
   if (c.threads < 0 || c.threads > 1024)
     throw InputError(fmt::format("threads = {} is out of range: it must be in [0, 1024] (0: one per core)", c.threads));
   if (!(c.bin_seconds > 0.0 && c.bin_seconds <= s.duration))
@@ -38,16 +41,6 @@ void validate_run(const Scenario& s, const RunConfig& c) {
                                  s.duration, s.start.rate * s.duration, kMaxExpectedArrivals));
 }
 
-Prepared prepare(const Scenario& s, const RunConfig& c) {
-  Prepared p;
-  p.scenario = s;
-  p.scheme = DrawScheme::make(s.model, s.policy, s.kinds);
-  p.p0 = s.model.p0();
-  p.seed = c.seed;
-  p.bin_seconds = c.bin_seconds;
-  p.bins = static_cast<std::int64_t>(std::ceil(s.duration / c.bin_seconds));
-  return p;
-}
 
 // Every count of a result in one fixed order, for adding results up.
 template <class F>
@@ -86,6 +79,17 @@ void sum_over_ranks(FleetResult& r, const parallel::Share& share) {
 
 }  // namespace
 
+Prepared prepare(const Scenario& s, const RunConfig& c) {
+  Prepared p;
+  p.scenario = s;
+  p.scheme = DrawScheme::make(s.model, s.policy, s.kinds);
+  p.p0 = s.model.p0();
+  p.seed = c.seed;
+  p.bin_seconds = c.bin_seconds;
+  p.bins = static_cast<std::int64_t>(std::ceil(s.duration / c.bin_seconds));
+  return p;
+}
+
 double FleetResult::success_rate() const { return ratio(successes, tasks); }
 double FleetResult::rate_429() const { return ratio(r429, requests); }
 double FleetResult::rate_529() const { return ratio(r529, requests); }
@@ -95,7 +99,9 @@ FleetResult run_fleet(const Scenario& scenario, const RunConfig& config, bool fo
   validate(scenario, force);
   validate_run(scenario, config);
   const Prepared prepared = prepare(scenario, config);
-  const auto range = config.share.range(config.replicates);
+  auto range = config.share.range(config.replicates);
+  range.first += config.first_replicate;
+  range.second += config.first_replicate;
   FleetResult result = empty_result(prepared);
   detail::Progress progress(config.progress);
   detail::for_each_unit(

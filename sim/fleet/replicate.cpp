@@ -53,8 +53,8 @@ struct Task {
   FaultKind reply = FaultKind::http_529;  // a rejection's answer, until it arrives
   double reply_after = 0.0;               // its retry-after
   double paid = 0.0;                      // what the throttle took for the pending retry (AWS)
-  std::uint32_t served = 0, bad = 0, jitters = 0;
-  bool prev_bad = false;
+  ServedChain chain;  // its own fault chain over its served requests
+  std::uint32_t jitters = 0;
   explicit Task(const Policy& policy) : runner(policy) {}
 };
 
@@ -101,7 +101,7 @@ class Replicate {
   }
 
   double start_uniform(std::uint64_t number, std::uint64_t draw) const {
-    return rng::uniform(p_.seed, rng::Stream::fleet_start, task_key(index_, number), draw);
+    return fleet::start_uniform(p_, index_, number, draw);
   }
 
   void schedule_starts() {
@@ -252,7 +252,7 @@ class Replicate {
       ++out_.wasted;  // its client gave up at the header timeout
       return;
     }
-    answer(slot, draw_served(tasks_[slot]), 0.0, t);
+    answer(slot, draw_served(p_, tasks_[slot].key, tasks_[slot].chain), 0.0, t);
   }
 
   void header_timeout(std::uint32_t slot, std::uint64_t serial, double t) {
@@ -261,15 +261,6 @@ class Replicate {
     ++out_.timeouts;
     if (Bin* b = bin(t)) ++b->timeouts;
     answer(slot, FaultKind::slow_headers, 0.0, t);
-  }
-
-  // The task's own fault chain over its served requests (b = g = 0, fresh).
-  std::optional<FaultKind> draw_served(Task& task) {
-    const std::uint32_t k = task.served++;
-    const double bad_p = k == 0 ? s_.model.p : (task.prev_bad ? s_.model.q : p_.p0);
-    task.prev_bad = rng::uniform(p_.seed, rng::Stream::fleet_chain, task.key, k) < bad_p;
-    if (!task.prev_bad) return std::nullopt;
-    return p_.scheme.kind(rng::word(p_.seed, rng::Stream::fleet_kind, task.key, task.bad++));
   }
 
   void release_connection(Task& task, double t) {

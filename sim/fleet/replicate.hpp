@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the fleet layer: one replicate of a scenario, event by event.
 #include <cstdint>
+#include <optional>
 
 #include "relsim/fleet/fleet.hpp"
 #include "relsim/montecarlo/simulate.hpp"
@@ -22,6 +23,21 @@ inline constexpr int kTaskBits = 40;
 inline std::uint64_t task_key(int replicate, std::uint64_t number) {
   return (static_cast<std::uint64_t>(replicate) << kTaskBits) | number;
 }
+
+// Worked out once from the scenario and the run (validated before).
+Prepared prepare(const Scenario& scenario, const RunConfig& config);
+
+// Where a task is in its own fault chain (draws.cpp).
+struct ServedChain {
+  std::uint32_t served = 0, bad = 0;  // served requests and bad ones so far
+  bool prev_bad = false;
+};
+// The task's next served request (the task's RNG key `key`): nullopt when
+// good, else its fault kind.
+std::optional<FaultKind> draw_served(const Prepared& prepared, std::uint64_t key, ServedChain& chain);
+// Draw `draw` of the start times' stream for `number` (the agent in a
+// coordinated start, the arrival's number in a Poisson one).
+double start_uniform(const Prepared& prepared, int replicate, std::uint64_t number, std::uint64_t draw);
 
 // An empty result sized for `prepared`: histograms and series of zeros.
 FleetResult empty_result(const Prepared& prepared);

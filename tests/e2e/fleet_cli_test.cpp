@@ -108,4 +108,43 @@ TEST(FleetCli, BadInputIsOneLineAndExitTwo) {
   EXPECT_FALSE(std::filesystem::exists(csv));
 }
 
+TEST(FleetCli, LiveRunsBesideTheSimulationWithTheSameKeys) {
+  // No shared limits and one agent per tenant: the live counts are replicate
+  // 0's, so the verdict does not rest on timing.
+  const Captured r = relsim(
+      "fleet --live --agents 6 --tenants 6 --tasks-per-agent 4 --n 2 --p 0.3 --q 0.8 --kinds cut=1,malformed=1 "
+      "--policy layered --s 1 --time-scale 0.016 --replicates 5 --duration 3600 --json");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const char* key : {"tasks", "successes", "success_rate", "ci_low", "ci_high", "requests", "rate_429",
+                          "rate_529", "amplification", "latency_p50", "latency_p99", "pool_wait_p99", "seed", "live",
+                          "simulated", "agreement", "agrees"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["tasks"].get<long long>(), 24);
+  EXPECT_EQ(j["simulated"]["replicates"].get<int>(), 5);
+  EXPECT_EQ(j["simulated"]["tasks"].get<long long>(), 120);
+  EXPECT_TRUE(j["live"]["log_agrees"].get<bool>());
+  EXPECT_EQ(j["live"]["server_log"]["requests"], j["requests"]);
+  for (const auto& f : j["agreement"])
+    if (f["figure"] == "success_rate") EXPECT_EQ(f["live"], f["replayed"]);
+  EXPECT_TRUE(j["agrees"].get<bool>());
+}
+
+TEST(FleetCli, LiveBadInputIsOneLineAndExitTwo) {
+  expect_input_error("fleet --live --start poisson:5", "coordinated start");
+  expect_input_error("fleet --live --queue 5", "queue = 5");
+  expect_input_error("fleet --live --header-timeout 5 --queue 0", "header-timeout");
+  expect_input_error("fleet --live --trigger outage:10,5", "outage");
+  expect_input_error("fleet --live --kinds http_529=1", "http_529");
+  expect_input_error("fleet --live --agents 3000", "at most 2000");
+  expect_input_error("fleet --live --time-scale 0", "time-scale = 0");
+  expect_input_error("fleet --live --replicates 1", "at least 2");
+  expect_input_error("fleet --time-scale 0.1", "--time-scale needs --live");
+  expect_input_error("fleet --live --duration 1 --tasks-per-agent 10", "longer --duration");
+  const auto dir = relsim::test::scratch("fleet_live_csv");
+  const std::string csv = (dir / "series.csv").string();
+  expect_input_error("fleet --live --csv " + csv, "--csv");
+  EXPECT_FALSE(std::filesystem::exists(csv));
+}
+
 }  // namespace

@@ -33,6 +33,12 @@ using relsim::Server;
 using relsim::ServerConfig;
 using relsim::test::RawClient;
 
+relsim::test::RunOptions thirty_seconds() {
+  relsim::test::RunOptions o;
+  o.timeout = 30;
+  return o;
+}
+
 struct Reply {
   int status = 0;
   std::map<std::string, std::string> headers;  // names lower-cased
@@ -231,7 +237,7 @@ TEST(ProviderServer, TheClientSendsEachTasksTenantKey) {
     EXPECT_EQ(results[t].requests, 2);
     EXPECT_TRUE(results[t].text_ok);
     for (const auto& r : server.log(t).requests) {
-      EXPECT_EQ(r.header("x-api-key"), relsim::tenant_key(t, 4));
+      EXPECT_EQ(r.header("x-api-key"), relsim::tenant_key(static_cast<int>(t % 4)));
       tenants_of_class[t % 4].insert(r.tenant);
     }
   }
@@ -271,7 +277,7 @@ TEST(ProviderServe, BadLimitsAreOneLineAndExitCode2) {
   };
   for (const auto& [args, message_part] : cases) {
     SCOPED_TRACE(args);
-    relsim::test::expect_input_error_result(relsim::test::run_relsim(args, {.timeout = 30}), message_part);
+    relsim::test::expect_input_error_result(relsim::test::run_relsim(args, thirty_seconds()), message_part);
   }
 }
 

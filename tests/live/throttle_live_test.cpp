@@ -86,7 +86,9 @@ TEST(ThrottleLive, BurstyPlansAgreeWithTheOracleTaskByTask) {
       std::int64_t predicted = 0;
       for (const Prediction& p : c.oracle) predicted += p.throttled ? 1 : 0;
       EXPECT_EQ(c.throttled, predicted);
-      if (std::string(throttle) == "grpc:10,0.1") EXPECT_GT(c.throttled, 0);  // bursts at p = 0.3 drain ten tokens
+      if (std::string(throttle) == "grpc:10,0.1") {
+        EXPECT_GT(c.throttled, 0);  // bursts at p = 0.3 drain ten tokens
+      }
     }
   }
 }

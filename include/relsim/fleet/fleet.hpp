@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "relsim/core/rng.hpp"
@@ -18,6 +19,7 @@ namespace relsim::fleet {
 
 struct RunConfig {
   int replicates = 1;  // independent runs of the scenario, in [1, kMaxReplicates]
+  int first_replicate = 0;  // runs replicates first_replicate .. + replicates - 1, in [0, kMaxReplicates]
   std::uint64_t seed = rng::kReferenceSeed;
   int threads = 0;           // 0: OpenMP's default
   double bin_seconds = 1.0;  // the time series' bin, in (0, duration]
@@ -82,5 +84,15 @@ struct FleetResult {
 
 // Throws InputError for an invalid scenario (validate, with `force`) or config.
 FleetResult run_fleet(const Scenario& scenario, const RunConfig& config, bool force = false);
+
+// What replicate `replicate` of the simulation with seed `seed` draws, so
+// that a live run can replay it (live/fleet_live.hpp). A coordinated start
+// numbers agent a's k-th task a × tasks_per_agent + k.
+// The faults of task `number`'s first `count` served requests, in order
+// (nullopt: good); 429s and 529s are not among them.
+std::vector<std::optional<FaultKind>> served_faults(const Scenario& scenario, std::uint64_t seed, int replicate,
+                                                    std::uint64_t number, std::size_t count);
+// When agent `agent` starts its first task in a coordinated start, in seconds.
+double coordinated_start_time(const Scenario& scenario, std::uint64_t seed, int replicate, std::int64_t agent);
 
 }  // namespace relsim::fleet

@@ -24,11 +24,23 @@ void validate(const ClientConfig& c) {
   if (c.tenants < 0 || c.tenants > kMaxTenants)
     throw InputError(fmt::format("tenants = {} is out of range: it must be in [0, {}] (0: no x-api-key)", c.tenants,
                                  kMaxTenants));
+  if (c.pool < 0 || c.pool > kMaxConcurrency)
+    throw InputError(fmt::format("pool = {} is out of range: it must be in [0, {}] connections per tenant (0: no pool)",
+                                 c.pool, kMaxConcurrency));
+  if (c.tasks_per_agent < 0 || c.tasks_per_agent > kMaxTasksPerAgent)
+    throw InputError(fmt::format("tasks per agent = {} is out of range: it must be in [0, {}] (0: a sliding window)",
+                                 c.tasks_per_agent, kMaxTasksPerAgent));
+  if (c.tasks_per_agent > 0 && c.coordinated_start)
+    throw InputError("tasks per agent: agents run their tasks one after another, not in waves: drop the coordinated start");
 }
 
-std::string tenant_key(std::int64_t task, int tenants) {
-  return tenants > 0 ? fmt::format("relsim-tenant-{}", task % tenants) : std::string();
+int ClientConfig::tenant_of(std::int64_t task) const {
+  if (tenants <= 0) return 0;
+  const std::int64_t owner = tasks_per_agent > 0 ? task / tasks_per_agent : task;
+  return static_cast<int>(owner % tenants);
 }
+
+std::string tenant_key(int tenant) { return fmt::format("relsim-tenant-{}", tenant); }
 
 // After anthropic-sdk-python's _base_client.py (`_should_retry`,
 // `_calculate_retry_timeout`). The SDKs differ at the edges of the

@@ -1,12 +1,14 @@
 #pragma once
 // What a request travels on: a kept-alive TCP connection, the slot that
 // holds it between two requests, and the response in flight on it
-// (pool.cpp has the rules of reuse).
+// (pool.cpp has the rules of reuse), and the tenant pool's permit it holds
+// (tenant_pools.hpp).
 #include <cstdint>
 #include <limits>
 #include <memory>
 
 #include "live/client/asio_names.hpp"
+#include "live/client/tenant_pools.hpp"
 
 namespace relsim::live_client {
 
@@ -23,10 +25,12 @@ struct Connection {
 class TenantThrottles;
 
 struct Slot {
-  explicit Slot(asio::any_io_executor ex, TenantThrottles* t = nullptr) : executor(std::move(ex)), throttles(t) {}
+  explicit Slot(asio::any_io_executor ex, TenantThrottles* t = nullptr, TenantPools* p = nullptr)
+      : executor(std::move(ex)), throttles(t), pools(p) {}
   asio::any_io_executor executor;  // a strand, or the io_context's own with one thread
   std::unique_ptr<Connection> idle;
   TenantThrottles* throttles;  // the run's retry throttles; null without one
+  TenantPools* pools;          // the run's connection pools; null without one
 };
 
 // Whether an idle connection can carry another request: nothing buffered,
@@ -41,6 +45,7 @@ struct Exchange {
   }
   std::unique_ptr<Connection> conn;
   http::response_parser<http::buffer_body> parser;
+  PoolPermit permit;  // the tenant pool's connection this request holds (ClientConfig::pool)
 };
 
 }  // namespace relsim::live_client

@@ -1,6 +1,7 @@
 // The HTTP layer of a call, as the SDKs have it: one request and its
 // response headers (send), the SDK's retries around it (create_message),
 // and a 200's event stream read to its end (read_message).
+#include <chrono>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "live/client/task_client.hpp"
+#include "live/client/tenant_pools.hpp"
 #include "live/client/tenant_throttles.hpp"
 
 namespace relsim::live_client {
@@ -37,7 +39,7 @@ asio::awaitable<std::string> read_error_body(Exchange& ex) {
 // The request as bytes, written by hand: the header order Beast would give.
 std::string TaskClient::request_bytes(std::int64_t c, int retry_count) const {
   const std::string body = request_body(task_, c);
-  const std::string key = cfg_.tenants > 0 ? fmt::format("x-api-key: {}\r\n", tenant_key(task_, cfg_.tenants)) : "";
+  const std::string key = cfg_.tenants > 0 ? fmt::format("x-api-key: {}\r\n", tenant_key(cfg_.tenant_of(task_))) : "";
   return fmt::format(
       "POST {} HTTP/1.1\r\nHost: {}:{}\r\nUser-Agent: relsim-client/0.1\r\n"
       "Content-Type: application/json\r\nAccept: text/event-stream\r\n{}{}anthropic-version: 2023-06-01\r\n"
@@ -53,7 +55,7 @@ asio::awaitable<std::unique_ptr<Exchange>> TaskClient::send(std::int64_t c, int 
   if (slot_.throttles) {
     settle(false);  // an answer never read (cannot happen: every path settles)
     const bool retry = call_requests_ > 0;
-    slot_.throttles->sent(task_, retry);
+    slot_.throttles->sent(cfg_.tenant_of(task_), retry);
     told_ = Told{retry, paid_next_};
     paid_next_ = 0.0;
   }
@@ -62,6 +64,12 @@ asio::awaitable<std::unique_ptr<Exchange>> TaskClient::send(std::int64_t c, int 
   out_.retry_counts.push_back(retry_count);
   out_.seen.push_back(std::nullopt);
   const std::string request = request_bytes(c, retry_count);
+  PoolPermit permit;
+  if (slot_.pools) {
+    const Clock::time_point asked = Clock::now();
+    permit = co_await slot_.pools->acquire(cfg_.tenant_of(task_));
+    out_.pool_waits.push_back(std::chrono::duration<double>(Clock::now() - asked).count());
+  }
   std::unique_ptr<Connection> conn;
   error_code ec;
   if (preconnected_) {
@@ -72,6 +80,7 @@ asio::awaitable<std::unique_ptr<Exchange>> TaskClient::send(std::int64_t c, int 
     conn = take_idle();
   }
   std::unique_ptr<Exchange> ex = co_await open_exchange(std::move(conn), ec, request);
+  ex->permit = std::move(permit);  // held until the answer ends, with the exchange
   if (ex->parser.get().result_int() == 200) co_return ex;
   const std::string body = co_await read_error_body(*ex);
   fail_status(*ex, body);
@@ -219,12 +228,12 @@ asio::awaitable<std::string> TaskClient::read_message(Exchange& ex) {
 
 void TaskClient::settle(bool good) {
   if (!told_) return;
-  slot_.throttles->answered(task_, told_->retry, good, told_->paid);
+  slot_.throttles->answered(cfg_.tenant_of(task_), told_->retry, good, told_->paid);
   told_.reset();
 }
 
 void TaskClient::allow_retry_or_end(FaultKind kind, const std::string& what) {
-  if (!slot_.throttles || slot_.throttles->allow_retry(task_, kind, paid_next_)) return;
+  if (!slot_.throttles || slot_.throttles->allow_retry(cfg_.tenant_of(task_), kind, paid_next_)) return;
   out_.throttled = true;
   throw RetriesExhausted(kind, "the retry throttle denied a retry after: " + what);
 }

@@ -1,5 +1,6 @@
 // When tasks start: a sliding window of `concurrency` workers, each taking
-// the next task when its last one ends (the default), or waves of
+// the next task when its last one ends (the default), `concurrency` agents
+// each running its own tasks in order (ClientConfig::tasks_per_agent), or waves of
 // `concurrency` tasks released together at a gate, each wave after the one
 // before has ended (coordinated start). Every task is a coroutine on one
 // io_context run by `threads` threads.
@@ -12,6 +13,7 @@
 #include "relsim/core/error.hpp"
 #include "live/client/start_gate.hpp"
 #include "live/client/task_client.hpp"
+#include "live/client/tenant_pools.hpp"
 #include "live/client/tenant_throttles.hpp"
 
 namespace relsim {
@@ -24,19 +26,37 @@ asio::awaitable<void> run_task(const ClientConfig& config, tcp::endpoint endpoin
   co_await client.run(gate);
 }
 
+// Task i waits for its start time (ClientConfig::start_at), if it has one.
+asio::awaitable<void> wait_for_start(const ClientConfig& config, std::size_t i, LiveTask& out,
+                                     Clock::time_point run_start) {
+  if (config.start_at.empty()) co_return;
+  const Clock::time_point at = run_start + to_duration(config.start_at[i]);
+  out.waited_for_worker = Clock::now() > at;
+  const asio::any_io_executor executor = co_await asio::this_coro::executor;
+  asio::steady_timer due(executor, at);
+  error_code ec;
+  co_await due.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
 // A sliding window: each worker takes the next task when its last one ends.
 asio::awaitable<void> run_worker(const ClientConfig& config, tcp::endpoint endpoint, std::int64_t first_task,
                                  std::vector<LiveTask>& out, std::atomic<std::size_t>& next,
                                  Clock::time_point run_start, Slot& slot) {
   for (std::size_t i = next++; i < out.size(); i = next++) {
-    if (!config.start_at.empty()) {
-      const Clock::time_point at = run_start + to_duration(config.start_at[i]);
-      out[i].waited_for_worker = Clock::now() > at;
-      const asio::any_io_executor executor = co_await asio::this_coro::executor;
-      asio::steady_timer due(executor, at);
-      error_code ec;
-      co_await due.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    }
+    co_await wait_for_start(config, i, out[i], run_start);
+    TaskClient client(config, endpoint, first_task + static_cast<std::int64_t>(i), out[i], run_start, slot);
+    co_await client.run(nullptr);
+  }
+}
+
+// An agent: its tasks one after another, the first no earlier than its
+// start time, if any.
+asio::awaitable<void> run_agent(const ClientConfig& config, tcp::endpoint endpoint, std::int64_t first_task,
+                                std::vector<LiveTask>& out, std::size_t first, Clock::time_point run_start,
+                                Slot& slot) {
+  const auto count = static_cast<std::size_t>(config.tasks_per_agent);
+  for (std::size_t i = first; i < first + count; ++i) {
+    co_await wait_for_start(config, i, out[i], run_start);
     TaskClient client(config, endpoint, first_task + static_cast<std::int64_t>(i), out[i], run_start, slot);
     co_await client.run(nullptr);
   }
@@ -97,6 +117,15 @@ void run_window(const Run& run, asio::io_context& ioc, std::vector<Slot>& slots)
   run_io(ioc, run.config.threads);
 }
 
+void run_agents(const Run& run, asio::io_context& ioc, std::vector<Slot>& slots) {
+  const auto per_agent = static_cast<std::size_t>(run.config.tasks_per_agent);
+  for (std::size_t a = 0; a < slots.size(); ++a)
+    asio::co_spawn(slots[a].executor,
+                   run_agent(run.config, run.endpoint, run.first_task, run.out, a * per_agent, run.start, slots[a]),
+                   asio::detached);
+  run_io(ioc, run.config.threads);
+}
+
 }  // namespace
 }  // namespace live_client
 
@@ -114,6 +143,11 @@ std::vector<LiveTask> run_live(const ClientConfig& config, std::int64_t first_ta
       if (!(t >= 0.0 && t <= 1e9))
         throw InputError(fmt::format("start time = {} is out of range: it must be in [0, 1e9] seconds", t));
   }
+  if (config.tasks_per_agent > 0 &&
+      (count != config.concurrency * config.tasks_per_agent || first_task % config.tasks_per_agent != 0))
+    throw InputError(fmt::format("tasks {}..{}: {} agents of {} tasks each run {} tasks from a multiple of {}",
+                                 first_task, first_task + count - 1, config.concurrency, config.tasks_per_agent,
+                                 config.concurrency * config.tasks_per_agent, config.tasks_per_agent));
   const tcp::endpoint endpoint = resolve(config);
   std::vector<LiveTask> out(static_cast<std::size_t>(count));
   asio::io_context ioc(config.threads);
@@ -122,15 +156,19 @@ std::vector<LiveTask> run_live(const ClientConfig& config, std::int64_t first_ta
   std::optional<TenantThrottles> throttles;
   if (config.throttle.kind != Throttle::Kind::none) throttles.emplace(config.throttle, config.tenants);
   TenantThrottles* shared = throttles ? &*throttles : nullptr;
+  std::optional<TenantPools> pools;
+  if (config.pool > 0) pools.emplace(config.pool, config.tenants);
+  TenantPools* pooled = pools ? &*pools : nullptr;
   // After the io_context: the idle connections close before it goes.
   std::vector<Slot> slots;
   slots.reserve(width);
   for (std::size_t w = 0; w < width; ++w) {
     // One thread runs everything in order: a strand would only cost.
-    if (config.threads > 1) slots.emplace_back(asio::make_strand(ioc), shared);
-    else slots.emplace_back(ioc.get_executor(), shared);
+    if (config.threads > 1) slots.emplace_back(asio::make_strand(ioc), shared, pooled);
+    else slots.emplace_back(ioc.get_executor(), shared, pooled);
   }
-  if (config.coordinated_start) run_waves(run, ioc, slots);
+  if (config.tasks_per_agent > 0) run_agents(run, ioc, slots);
+  else if (config.coordinated_start) run_waves(run, ioc, slots);
   else run_window(run, ioc, slots);
   return out;
 }

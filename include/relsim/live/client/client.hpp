@@ -21,6 +21,9 @@
 // message_stop, no `connection: close`) returns a connection to its worker;
 // after a fault, a timeout or an error status it is closed and the next
 // request connects afresh, so a fault never leaks into the next request.
+// Many agents (ClientConfig::tasks_per_agent, tenants, pool, throttle): the
+// client can play a fleet's agents, each tenant with its own connection pool
+// and retry throttle (docs/fleet.md, The fleet, live).
 // A connection the server closed while it was idle is not a fault and not a
 // request: it is found before the reuse (a non-blocking peek), or, if the
 // server closes it in that moment, by a clean end of stream before any
@@ -79,11 +82,28 @@ struct ClientConfig {
   // env_error with the fault it would have retried (LiveTask::throttled).
   // With --concurrency 1 the run is the oracle's (run_oracle with a throttle).
   Throttle throttle;
+  // A connection pool per tenant (as the fleet simulation's --pool): at
+  // most `pool` requests of one tenant in flight at once, each holding its
+  // connection from before it connects (or reuses one) until its answer
+  // ends; a request that finds all taken waits, first come first served
+  // (LiveTask::pool_waits). 0: no pool.
+  int pool = 0;
+  // Agents, as the fleet has them: > 0 runs the tasks as `concurrency`
+  // agents, each running tasks_per_agent tasks one after another: task t is
+  // agent t / tasks_per_agent's and belongs to tenant (t / tasks_per_agent)
+  // mod tenants. The run's first task must be a multiple of tasks_per_agent
+  // and its count concurrency × tasks_per_agent. 0: the sliding window, where
+  // task t belongs to tenant t mod tenants.
+  std::int64_t tasks_per_agent = 0;
+
+  // The tenant of task `task`: 0 without tenants.
+  int tenant_of(std::int64_t task) const;
 };
 inline constexpr int kMaxConcurrency = 10'000;
 inline constexpr int kMaxTenants = 10'000;
-// The x-api-key task `task` sends with `tenants` tenants ("" for 0).
-std::string tenant_key(std::int64_t task, int tenants);
+inline constexpr std::int64_t kMaxTasksPerAgent = 1'000'000;
+// The x-api-key of tenant number `tenant`.
+std::string tenant_key(int tenant);
 inline constexpr int kMaxClientThreads = 256;
 // Throws InputError naming the bad value and its valid range.
 void validate(const ClientConfig& config);
@@ -106,6 +126,9 @@ struct LiveTask {
   std::vector<std::optional<FaultKind>> seen;
   std::string error;  // the message of the error that ended the task, if any
   bool throttled = false;  // the retry throttle denied a retry, which ended the task
+  // With ClientConfig::pool: per request sent, the wall seconds it waited
+  // for a connection of its tenant's pool.
+  std::vector<double> pool_waits;
 };
 
 // Runs tasks first_task .. first_task + count - 1 against the server at
