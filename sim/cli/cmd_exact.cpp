@@ -14,6 +14,8 @@
 #include "relsim/exact/exact.hpp"
 #include "relsim/exact/report.hpp"
 #include "relsim/exact/solve.hpp"
+#include "relsim/exact/triage.hpp"
+#include "cli/triage_report.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "cli/commands.hpp"
 
@@ -31,7 +33,11 @@ struct ExactArgs {
   std::string csv, seconds_csv;  // "-": stdout, instead of the table
   double target = 0.0;
   std::string solve;             // r, s, b or B; empty: no search
+  std::string triage;            // naive or careful; empty: the agent's task
+  int reloads = 1;
   CLI::Option* r_option = nullptr;
+  CLI::Option* reloads_option = nullptr;
+  CLI::Option* n_option = nullptr;
   CLI::Option* target_option = nullptr;
 };
 
@@ -138,7 +144,7 @@ int run_solve(const ExactArgs& a, const std::optional<TimeModel>& time) {
   if (!a.csv.empty() || !a.seconds_csv.empty()) throw InputError("--solve prints the answer only: leave out --csv and --seconds-csv");
   const SolveParam param = parse_solve_param(a.solve);
   if (param != SolveParam::r && !a.r_option->count())
-    throw InputError("--r is required (only --solve r goes without it)");
+    throw InputError("--r is required (only --solve r and --triage go without it)");
   if (param == SolveParam::r && a.r_option->count())
     throw InputError("--solve r searches r: leave out --r");
   ModelArgs args = a.model;
@@ -197,7 +203,28 @@ int run_solve(const ExactArgs& a, const std::optional<TimeModel>& time) {
   return result.found ? 0 : kExitMiss;
 }
 
+// A testing agent's verdicts (--triage): one run of page loads, no task.
+int run_triage(const ExactArgs& a) {
+  if (!a.solve.empty() || a.target_option->count()) throw InputError("--triage has no --solve or --target");
+  if (a.r_option->count() || a.n_option->count())
+    throw InputError("--triage: a run is page loads, not calls with retries: leave out --n and --r (--reloads is how "
+                     "often a careful tester reloads)");
+  if (!a.csv.empty() || !a.seconds_csv.empty()) throw InputError("--triage prints rates only: leave out --csv");
+  if (a.time.time_model(a.model)) throw InputError("--triage counts loads as chain steps: leave out the time options");
+  const Tester tester = parse_tester(a.triage);
+  if (tester == Tester::naive && a.reloads_option->count())
+    throw InputError("--reloads: the naive tester never reloads; give --triage careful");
+  const Model model = a.model.model();
+  const TriageRates rates = triage_exact(model, tester, a.reloads);
+  out() << (a.json ? dump_json(triage_json(model, tester, a.reloads, rates)) + "\n"
+                   : triage_table(model, tester, a.reloads, rates));
+  return 0;
+}
+
 int run_exact(const ExactArgs& a) {
+  if (!a.triage.empty()) return run_triage(a);
+  if (a.reloads_option->count()) throw InputError("--reloads needs --triage careful");
+  if (!a.n_option->count()) throw InputError("--n is required");
   if (!a.solve.empty()) return run_solve(a, a.time.time_model(a.model));
   if (a.target_option->count()) throw InputError("--target needs --solve r, s, b or B: the parameter to search");
   if (!a.r_option->count()) throw InputError("--r is required (only --solve r goes without it)");
@@ -263,9 +290,18 @@ Runner add_exact(CLI::App& app) {
   cmd->add_option("--solve", args->solve,
                   "print the smallest r, s (layered, naive, budgeted), b or B (budgeted) whose exact P(success) "
                   "meets --target, its success and mean requests; exit 1 when no value up to the limit does");
+  cmd->add_option("--triage", args->triage,
+                  "naive or careful: a testing agent's verdicts instead of the agent's task, one page load per chain "
+                  "step (docs/bughunt.md): false bug reports, ENV_ERROR and missed bugs; --b is the reload's delay");
+  args->reloads_option =
+      cmd->add_option("--reloads", args->reloads,
+                      fmt::format("--triage careful: reloads after a failed load, in [0, {}]", kMaxReloads))
+          ->capture_default_str();
+  // --n goes without --triage only; run_exact checks for it.
+  args->n_option = cmd->get_option("--n")->required(false);
   // --r is searched by --solve r; every other run checks for it in run_exact.
   args->r_option = cmd->get_option("--r")->required(false);
-  args->r_option->description(fmt::format("retries per call, in [0, {}]; required unless --solve r", kMaxRetries));
+  args->r_option->description(fmt::format("retries per call, in [0, {}]; required unless --solve r or --triage", kMaxRetries));
   cmd->add_option("--csv", args->csv,
                   "write the requests distribution here as CSV (requests,outcome,probability), atomically; "
                   "-: to stdout instead of the table");

@@ -12,6 +12,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/ui/assets.hpp"
+#include "relsim/ui/shop.hpp"
 #include "relsim/ui/query.hpp"
 
 namespace relsim::ui {
@@ -57,6 +58,21 @@ Reply not_allowed(const Request& request, std::string_view allow) {
                                 std::string_view(request.method_string().data(), request.method_string().size()),
                                 allow),
                     {{"allow", std::string(allow)}});
+}
+
+// The BugHunt shop: its page, its script and its cart; GET only.
+Reply shop_reply(const Request& request) {
+  const std::string_view raw(request.target().data(), request.target().size());
+  const std::string_view path = raw.substr(0, raw.find('?'));
+  const auto get = [&](std::string_view type, std::string body) {
+    if (request.method() != http::verb::get) return not_allowed(request, "GET");
+    return Reply{200, std::string(type), std::move(body), {}};
+  };
+  if (path == "/") return get("text/html; charset=utf-8", std::string(shop_html()));
+  if (path == "/shop.js") return get("text/javascript; charset=utf-8", std::string(shop_js()));
+  if (path == "/api/cart") return get(kJson, cart_json());
+  return json_error(404, fmt::format("unknown path '{}': the shop serves GET /, /shop.js and /api/cart",
+                                     path.substr(0, 200)));
 }
 
 // The page's own files: GET only.
@@ -115,6 +131,7 @@ net::awaitable<bool> serve(UiConnection& conn, Request& request) {
     co_return co_await conn.send(
         json_error(403, fmt::format("the Host header must be 127.0.0.1:{0} or localhost:{0}", conn.context().port)),
         keep);
+  if (conn.context().config.site == Site::shop) co_return co_await conn.send(shop_reply(request), keep);
   auto routed = route_of(request);
   if (auto* refusal = std::get_if<Reply>(&routed)) co_return co_await conn.send(std::move(*refusal), keep);
   const auto& [route, target] = std::get<0>(routed);

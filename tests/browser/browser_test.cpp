@@ -19,12 +19,12 @@
 
 #include <filesystem>
 #include <iostream>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "support/files.hpp"
+#include "support/json_out.hpp"
 #include "support/npm_install.hpp"
 #include "support/run.hpp"
 
@@ -35,18 +35,8 @@ using relsim::test::find_program;
 using relsim::test::slurp;
 using relsim::test::tail;
 
-// The last line of the script's stdout that parses as a JSON object: its
-// verdict (anything it printed before is not).
-nlohmann::json verdict(const std::string& out) {
-  std::istringstream lines(out);
-  nlohmann::json found;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty() || line.front() != '{') continue;
-    auto parsed = nlohmann::json::parse(line, nullptr, false);
-    if (!parsed.is_discarded() && parsed.is_object()) found = std::move(parsed);
-  }
-  return found;
-}
+// The script's verdict: the last line of its stdout that is a JSON object.
+using relsim::test::last_json_object;
 
 bool is_png(const fs::path& file) {
   const std::string bytes = fs::exists(file) ? slurp(file) : "";
@@ -86,7 +76,7 @@ TEST(Workbench, ShowsTheReferenceValuesInChromium) {
   const relsim::test::RunResult check =
       relsim::test::run_program({"node", "check_ui.mjs", std::to_string(port), outdir.string()}, options);
   std::cout << check.err;  // one line per step as it ended
-  const nlohmann::json result = verdict(check.out);
+  const nlohmann::json result = last_json_object(check.out);
   ASSERT_TRUE(result.is_object()) << "check_ui.mjs printed no JSON verdict (exit " << check.code << "):\n"
                                   << tail(check.out + check.err);
   for (const auto& step : result.value("steps", nlohmann::json::array()))

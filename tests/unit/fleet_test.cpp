@@ -10,6 +10,7 @@
 #include "relsim/fleet/fleet.hpp"
 #include "relsim/montecarlo/stats.hpp"
 #include "support/input_error.hpp"
+#include "support/models.hpp"
 
 namespace relsim::fleet {
 namespace {
@@ -24,12 +25,7 @@ Policy policy_of(PolicyKind kind, std::int64_t n, int r, int s = 2, int B = 0) {
   return p;
 }
 
-Model model_of(double p, double q) {
-  Model m;
-  m.p = p;
-  m.q = q;
-  return m;
-}
+using test::model_of;
 
 // Agents that share nothing: no quota, capacity, pool or throttle.
 Scenario independent_agents(std::int64_t agents, std::int64_t tasks_per_agent) {

@@ -17,19 +17,12 @@
 #include "relsim/exact/exact.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 #include "relsim/montecarlo/stats.hpp"
+#include "support/models.hpp"
 
 namespace relsim {
 namespace {
 
-Model model_of(double p, double q, std::int64_t b = 0, std::int64_t g = 0, ChainScope chain = ChainScope::fresh) {
-  Model m;
-  m.p = p;
-  m.q = q;
-  m.b = b;
-  m.g = g;
-  m.chain = chain;
-  return m;
-}
+using test::model_of;
 
 Policy policy_of(std::int64_t n, int r) {
   Policy pol;

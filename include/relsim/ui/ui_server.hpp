@@ -21,7 +21,12 @@
 
 namespace relsim::ui {
 
+// What the server serves: the workbench (its page and API), or the BugHunt
+// shop (relsim/ui/shop.hpp), with the same connection handling and guards.
+enum class Site { workbench, shop };
+
 struct UiConfig {
+  Site site = Site::workbench;
   int port = 0;     // 0: the kernel picks a free one; else in [1, 65535]
   int threads = 2;  // threads running commands, in [1, 64]
   std::size_t max_body_bytes = 64u * 1024u * 1024u;  // POST /api/audit
