@@ -19,13 +19,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "relsim/live/server/server.hpp"
 
@@ -33,18 +36,37 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Connects to the server on loopback. A refused or unavailable connect is
+// retried for up to 5 s: thousands of short-lived servers and connections a
+// minute can leave the loopback's ephemeral ports briefly exhausted (sockets
+// in TIME_WAIT), which is the machine's state, not a server fault. Returns -1
+// with errno set when every attempt failed.
 int connect_to(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+  const auto until = Clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return fd;
+    const int error = errno;
     ::close(fd);
-    return -1;
+    if (Clock::now() >= until) {
+      errno = error;
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  return fd;
+}
+
+// Closes with a reset, so the harness's side of the connection does not sit
+// in TIME_WAIT holding an ephemeral port.
+void close_now(int fd) {
+  const linger reset{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+  ::close(fd);
 }
 
 // Writes what the server takes; it may close early (a refused request).
@@ -76,12 +98,12 @@ std::string read_until_close(int fd, std::chrono::milliseconds limit) {
 void check_health(const relsim::Server& server) {
   const int fd = connect_to(server.port());
   if (fd < 0) {
-    std::fprintf(stderr, "fuzz_server_request: cannot connect for the health check\n");
+    std::fprintf(stderr, "fuzz_server_request: cannot connect for the health check: %s\n", std::strerror(errno));
     std::abort();
   }
   send_all(fd, "GET /control/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   const std::string reply = read_until_close(fd, std::chrono::milliseconds(5000));
-  ::close(fd);
+  close_now(fd);
   if (reply.rfind("HTTP/1.1 200 ", 0) != 0) {
     std::fprintf(stderr, "fuzz_server_request: the health check got '%.200s'\n", reply.c_str());
     std::abort();
@@ -101,11 +123,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   relsim::Server server(config);
 
   const int fd = connect_to(server.port());
-  if (fd < 0) std::abort();
+  if (fd < 0) {
+    std::fprintf(stderr, "fuzz_server_request: cannot connect to a fresh server: %s\n", std::strerror(errno));
+    std::abort();
+  }
   send_all(fd, std::string_view(reinterpret_cast<const char*>(data), size));
   ::shutdown(fd, SHUT_WR);
   read_until_close(fd, std::chrono::milliseconds(300));
-  ::close(fd);
+  close_now(fd);
 
   check_health(server);
   server.stop();
