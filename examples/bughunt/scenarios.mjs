@@ -1,12 +1,12 @@
 // The chapter's seven scenarios (docs/bughunt.md) in a real browser:
 // Debian's chromium driven by playwright-core, the faults injected with
-// page.route on /api/cart (the application unchanged): reset (abort with
-// connectionreset), 503 (fulfil with 503), slow (2 s before continuing, past
-// the page's 1 s timeout), once (times: 1) or always.
+// page.route on /api/cart (faults.mjs: reset, 503, slow), once (times: 1) or
+// always.
 // Usage: node scenarios.mjs PORT   (relsim bughunt serve --port PORT)
 // RELSIM_CHROMIUM overrides /usr/bin/chromium. Prints one JSON line:
 // {"rows": [{"name", "version", "fault", "times", "naive", "careful", "careful_loads"}]}.
-import { chromium } from 'playwright-core';
+import { launch } from './browser.mjs';
+import { inject } from './faults.mjs';
 import { careful, naive } from './testers.mjs';
 
 const port = process.argv[2];
@@ -26,34 +26,7 @@ export const SCENARIOS = [
   { name: 'product bug + reset once', version: 'buggy', fault: 'reset', times: 'once' },
 ];
 
-// Injects `fault` on every request to /api/cart, or on the first only.
-export async function inject(page, fault, times) {
-  if (!fault) return;
-  const handler = async (route) => {
-    try {
-      if (fault === 'reset') await route.abort('connectionreset');
-      else if (fault === '503') await route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":"unavailable"}' });
-      else if (fault === 'slow') {
-        await new Promise((r) => setTimeout(r, 2000));
-        await route.continue();
-      }
-    } catch {
-      // The page gave up on the request (its 1 s timeout) before the route was done with it.
-    }
-  };
-  await page.route('**/api/cart', handler, times === 'once' ? { times: 1 } : undefined);
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.RELSIM_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-domain-reliability', '--no-pings',
-    '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
-    '--proxy-server=http://127.0.0.1:9', '--proxy-bypass-list=<-loopback>;127.0.0.1;localhost',
-  ],
-});
+const browser = await launch();
 const rows = [];
 try {
   for (const s of SCENARIOS) {

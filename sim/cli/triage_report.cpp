@@ -10,7 +10,9 @@ Json rates_json(const VerdictRates& v) {
   return {{"pass", v.pass}, {"bug", v.bug}, {"env_error", v.env_error}, {"mean_loads", v.mean_loads}};
 }
 
-std::string chain_words(const Model& m) {
+}  // namespace
+
+std::string triage_chain_words(const Model& m) {
   std::string s = fmt::format("p = {:g}, q = {:g}", m.p, m.q);
   if (m.q < 1.0) s += fmt::format(" (a burst lasts {:.3g} loads on average)", 1.0 / (1.0 - m.q));
   s += fmt::format(", {} silent {} between two loads of a run", m.b, m.b == 1 ? "step" : "steps");
@@ -20,8 +22,6 @@ std::string chain_words(const Model& m) {
     s += ", fresh chain per run";
   return s;
 }
-
-}  // namespace
 
 Json triage_json(const Model& m, Tester tester, int reloads, const TriageRates& r) {
   return {{"triage", std::string(to_string(tester))},
@@ -44,7 +44,7 @@ std::string triage_table(const Model& m, Tester tester, int reloads, const Triag
                               : fmt::format("careful (a failed load is reloaded up to {} {}; still failing: ENV_ERROR)",
                                             reloads, reloads == 1 ? "time" : "times");
   std::string s = fmt::format("relsim exact --triage {}\n  tester: {}\n  chain: {}\n", to_string(tester), who,
-                              chain_words(m));
+                              triage_chain_words(m));
   s += fmt::format("  healthy app: PASS {:.6g}, false BUG {:.6g}, ENV_ERROR {:.6g}; {:.4g} loads per run\n",
                    r.healthy.pass, r.healthy.bug, r.healthy.env_error, r.healthy.mean_loads);
   s += fmt::format("  buggy app:   BUG {:.6g}, missed (PASS) {:.6g}, ENV_ERROR {:.6g}; {:.4g} loads per run\n",

@@ -9,6 +9,9 @@
 
 namespace relsim::cli {
 
+// The chain in words: p, q (and the mean burst), the reload's delay, and
+// the chain's scope.
+std::string triage_chain_words(const Model& model);
 Json triage_json(const Model& model, Tester tester, int reloads, const TriageRates& rates);
 std::string triage_table(const Model& model, Tester tester, int reloads, const TriageRates& rates);
 

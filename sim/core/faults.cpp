@@ -1,5 +1,6 @@
 #include "relsim/core/faults.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -7,6 +8,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/parse.hpp"
+#include "relsim/core/weights.hpp"
 
 namespace relsim {
 namespace {
@@ -61,44 +63,27 @@ double FaultWeights::checked_total() const {
   return sum;
 }
 
+namespace {
+
+const WeightWords& kind_words() {
+  static const WeightWords words{
+      "kinds", "kind", "cut=1,stall=2", all_names(),
+      [](std::string_view name) { return static_cast<std::size_t>(parse_fault_kind(name)); },
+      [](std::size_t i) { return kNames.at(i); }};
+  return words;
+}
+
+}  // namespace
+
 FaultWeights parse_fault_weights(std::string_view spec) {
-  if (spec.empty())
-    throw InputError(fmt::format("kinds = '' is empty: give kind=weight pairs such as cut=1,stall=2 (kinds: {})",
-                                 all_names()));
+  const std::vector<double> parsed = parse_named_weights(spec, kFaultKinds, kind_words());
   FaultWeights w;
-  std::array<bool, kFaultKinds> seen{};
-  std::size_t start = 0;
-  while (start <= spec.size()) {
-    const std::size_t comma = std::min(spec.find(',', start), spec.size());
-    const std::string_view item = spec.substr(start, comma - start);
-    const std::size_t eq = item.find('=');
-    if (eq == std::string_view::npos)
-      throw InputError(fmt::format("kinds item '{}' in '{}' is not kind=weight (e.g. cut=1)", item, spec));
-    const FaultKind kind = parse_fault_kind(item.substr(0, eq));
-    const auto index = static_cast<std::size_t>(kind);
-    if (seen[index]) throw InputError(fmt::format("kinds = '{}' names '{}' twice: name each kind at most once", spec, to_string(kind)));
-    seen[index] = true;
-    const std::string_view text = item.substr(eq + 1);
-    const double value = parse_number<double>(text).value_or(-1.0);
-    if (value < 0.0)
-      throw InputError(fmt::format("weight of {} = '{}' is out of range: it must be a finite number >= 0",
-                                   to_string(kind), text));
-    w.weight[index] = value;
-    start = comma + 1;
-  }
-  // Each weight is finite and >= 0 already, but two near DBL_MAX add up to inf.
-  if (const double total = w.total(); !(total > 0.0 && std::isfinite(total)))
-    throw InputError(fmt::format("kinds = '{}' has total weight {}: it must be finite and > 0", spec, total));
+  std::copy(parsed.begin(), parsed.end(), w.weight.begin());
   return w;
 }
 
 std::string to_string(const FaultWeights& weights) {
-  std::string s;
-  for (int i = 0; i < kFaultKinds; ++i) {
-    const double x = weights.weight[static_cast<std::size_t>(i)];
-    if (x > 0.0) s += fmt::format("{}{}={}", s.empty() ? "" : ",", kNames[static_cast<std::size_t>(i)], x);
-  }
-  return s;
+  return named_weights_string(std::vector<double>(weights.weight.begin(), weights.weight.end()), kind_words());
 }
 
 }  // namespace relsim

@@ -65,6 +65,25 @@ TEST(BugHuntCli, ServesThePageItsScriptAndACartOf487) {
 TEST(BugHuntCli, BadInputIsOneLineAndExitTwo) {
   relsim::test::expect_input_error("bughunt serve --port 70000", "port");
   relsim::test::expect_input_error("bughunt", "serve");
+  // relsim bughunt run: every value is checked before a browser starts (the
+  // driver folder here does not exist, so a run that got past them would fail
+  // on it instead).
+  const std::string run = "bughunt run --driver /nonexistent --p 0.1";
+  relsim::test::expect_input_error("bughunt run --q 0.5", "--p");
+  relsim::test::expect_input_error("bughunt run --driver /nonexistent --p 1.2", "p = 1.2");
+  relsim::test::expect_input_error("bughunt run --p 0.1 --colour red", "--colour is not an option of relsim bughunt run");
+  relsim::test::expect_input_error(run + " --reloads -1", "reloads = -1");
+  relsim::test::expect_input_error(run + " --tester naive --reloads 2", "never reloads");
+  relsim::test::expect_input_error(run + " --tester lazy", "'lazy'");
+  relsim::test::expect_input_error(run + " --version broken", "'broken'");
+  relsim::test::expect_input_error(run + " --kinds timeout=1", "'timeout'");
+  relsim::test::expect_input_error(run + " --kinds reset=1,reset=1", "twice");
+  relsim::test::expect_input_error(run + " --runs 0", "runs = 0");
+  relsim::test::expect_input_error(run + " --runs 10001", "[1, 10000]");
+  relsim::test::expect_input_error(run + " --workers 17", "workers = 17");
+  relsim::test::expect_input_error(run + " --seed -1", "seed");
+  relsim::test::expect_input_error(run + " --r 2", "--r");
+  relsim::test::expect_input_error(run, "driver = '/nonexistent' has no runs.mjs");
 }
 
 }  // namespace

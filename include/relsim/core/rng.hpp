@@ -37,7 +37,11 @@ enum class Stream : std::uint32_t {
   fleet_chain = 6,
   fleet_kind = 7,
   fleet_start = 8,
-  // 9 and up: free.
+  // BugHunt's page loads (live/bughunt_plan.hpp): whether each load of a run
+  // fails, and how.
+  page_load = 9,
+  page_fault = 10,
+  // 11 and up: free.
 };
 
 // Philox4x32's multipliers and Weyl key increments (Salmon et al. 2011,

@@ -1,0 +1,88 @@
+// A program relsim starts and reads (child_process.hpp): posix_spawnp with
+// its stdout on a pipe.
+#include "cli/child_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+
+extern char** environ;
+
+namespace relsim::cli {
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw InputError(fmt::format("cannot make a pipe: {}", std::strerror(errno)));
+  std::vector<std::string> strings = argv;
+  std::vector<char*> args;
+  for (auto& s : strings) args.push_back(s.data());
+  args.push_back(nullptr);
+  std::vector<std::string> env_strings(env);
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);  // dup2 clears O_CLOEXEC
+  const int rc = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  if (rc != 0) {
+    ::close(pipe_fds[0]);
+    pid_ = -1;
+    throw InputError(fmt::format("cannot start '{}': {}", argv.front(), std::strerror(rc)));
+  }
+  out_ = pipe_fds[0];
+}
+
+ChildProcess::~ChildProcess() {
+  if (out_ >= 0) ::close(out_);
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+bool ChildProcess::read_line(std::string& line) {
+  for (;;) {
+    if (const auto nl = buffer_.find('\n'); nl != std::string::npos) {
+      line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      return true;
+    }
+    if (eof_) {
+      if (buffer_.empty()) return false;
+      line = std::move(buffer_);
+      buffer_.clear();
+      return true;
+    }
+    char chunk[8192];
+    const ssize_t n = ::read(out_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) eof_ = true;
+    else buffer_.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+int ChildProcess::wait() {
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
+}  // namespace relsim::cli

@@ -1,0 +1,35 @@
+#pragma once
+// Internal to the CLI: a program relsim starts and reads, line by line, from
+// its standard output (`relsim bughunt run` drives the browser this way).
+// Its standard input is /dev/null and its standard error is relsim's.
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace relsim::cli {
+
+class ChildProcess {
+ public:
+  // Starts argv (argv[0] looked up on PATH) with `env` ("NAME=value") added
+  // to this process's environment. Throws InputError naming the program when
+  // it cannot be started.
+  ChildProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env);
+  // A child still running is sent SIGTERM and waited for.
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  // The next line of its output, without the newline; false at its end.
+  bool read_line(std::string& line);
+  // Waits for it to end: its exit code, or 128 + the signal that ended it.
+  int wait();
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  std::string buffer_;
+  bool eof_ = false;
+};
+
+}  // namespace relsim::cli
