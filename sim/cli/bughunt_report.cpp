@@ -59,7 +59,7 @@ std::array<Row, 3> rows(const BughuntReport& r) {
 
 std::string faults_of(const BughuntRun& run) {
   std::string s;
-  for (const PageLoad& load : run.loads) s += (s.empty() ? "" : ",") + std::string(load ? to_string(*load) : "ok");
+  for (const PageLoad& load : run.loads) s += (s.empty() ? "" : ",") + std::string(to_string(load));
   return s;
 }
 
@@ -93,7 +93,7 @@ Json bughunt_json(const BughuntReport& r) {
   Json per_run = Json::array();
   for (std::size_t i = 0; i < r.plan.size(); ++i) {
     Json faults = Json::array();
-    for (const PageLoad& load : r.plan[i].loads) faults.push_back(load ? std::string(to_string(*load)) : "ok");
+    for (const PageLoad& load : r.plan[i].loads) faults.push_back(std::string(to_string(load)));
     Json run = {{"run", i},
                 {"faults", faults},
                 {"verdict", std::string(to_string(r.browser[i].verdict))},

@@ -52,7 +52,6 @@ int run_serve(const ui::UiConfig& config) {
   return 0;
 }
 
-
 struct RunArgs {
   ModelArgs model;
   std::string tester = "careful";
@@ -116,7 +115,7 @@ std::string plan_text(const RunArgs& a, const std::string& url, const std::vecto
   Json runs = Json::array();
   for (const BughuntRun& run : plan) {
     Json loads = Json::array();
-    for (const PageLoad& load : run.loads) loads.push_back(load ? std::string(to_string(*load)) : "ok");
+    for (const PageLoad& load : run.loads) loads.push_back(std::string(to_string(load)));
     runs.push_back(loads);
   }
   return Json{{"url", url}, {"tester", a.tester}, {"reloads", a.reloads}, {"workers", a.workers}, {"runs", runs}}

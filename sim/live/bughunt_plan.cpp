@@ -37,6 +37,7 @@ const WeightWords& fault_words();
 }  // namespace
 
 std::string_view to_string(PageFault fault) { return kNames[static_cast<std::size_t>(fault)]; }
+std::string_view to_string(const PageLoad& load) { return load ? to_string(*load) : "ok"; }
 
 PageFault parse_page_fault(std::string_view word) {
   for (int k = 0; k < kPageFaults; ++k)

@@ -40,6 +40,7 @@ PageFaultWeights parse_page_fault_weights(std::string_view spec);
 std::string to_string(const PageFaultWeights& weights);
 
 using PageLoad = std::optional<PageFault>;  // nullopt: the load works
+std::string_view to_string(const PageLoad& load);  // "ok" or the fault
 
 struct BughuntRun {
   std::vector<PageLoad> loads;  // as many as the tester makes
