@@ -132,6 +132,7 @@ net::awaitable<bool> serve(UiConnection& conn, Request& request) {
         json_error(403, fmt::format("the Host header must be 127.0.0.1:{0} or localhost:{0}", conn.context().port)),
         keep);
   if (conn.context().config.site == Site::shop) co_return co_await conn.send(shop_reply(request), keep);
+  if (conn.context().config.site == Site::tools) co_return co_await serve_mcp(conn, request);
   auto routed = route_of(request);
   if (auto* refusal = std::get_if<Reply>(&routed)) co_return co_await conn.send(std::move(*refusal), keep);
   const auto& [route, target] = std::get<0>(routed);

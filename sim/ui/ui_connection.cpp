@@ -26,7 +26,8 @@ auto redirect(error_code& ec) { return net::redirect_error(net::use_awaitable, e
 }  // namespace
 
 UiConnection::UiConnection(UiContext& context, tcp::socket socket, std::uint64_t id)
-    : context_(context), id_(id), stream_(std::move(socket)), watch_end_(stream_.get_executor()) {}
+    : context_(context), id_(id), stream_(std::move(socket)), watch_end_(stream_.get_executor()),
+      pause_(stream_.get_executor()) {}
 
 UiConnection::~UiConnection() { context_.connections.erase(id_); }
 
@@ -57,6 +58,7 @@ void UiConnection::close() {
   stream_.socket().shutdown(tcp::socket::shutdown_both, ig);
   stream_.close();
   watch_end_.cancel();
+  pause_.cancel();
 }
 
 void UiConnection::close_for_stop() { close(); }
@@ -142,6 +144,7 @@ net::awaitable<void> UiConnection::refuse_after(error_code ec) {
 // Answers, then closes after draining what the client still sends (a
 // lingering close), so that it reads the status rather than a reset.
 net::awaitable<void> UiConnection::refuse(Reply reply) {
+  if (context_.config.site == Site::tools) reply = as_jsonrpc_error(std::move(reply));
   if (!co_await write(serialize(reply, false))) co_return;
   error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -152,6 +155,13 @@ net::awaitable<void> UiConnection::refuse(Reply reply) {
 }
 
 // --- writing ------------------------------------------------------------------
+
+net::awaitable<bool> UiConnection::pause(std::chrono::milliseconds how_long) {
+  error_code ec;
+  pause_.expires_after(how_long);
+  co_await pause_.async_wait(redirect(ec));
+  co_return !ec && !context_.stopping && stream_.socket().is_open();
+}
 
 net::awaitable<bool> UiConnection::write(std::string bytes) {
   error_code ec;

@@ -15,6 +15,7 @@
 #include <utility>  // before Asio: 1.74's awaitable.hpp uses std::exchange without it
 
 #include <cstddef>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -69,6 +70,10 @@ class UiConnection : public std::enable_shared_from_this<UiConnection> {
   net::awaitable<void> run();
   void close_for_stop();
 
+  // Waits `how_long` (a held answer); false if the connection closed or the
+  // server stopped meanwhile: stop() does not wait for it.
+  net::awaitable<bool> pause(std::chrono::milliseconds how_long);
+
   // Each returns false when the bytes could not be sent.
   net::awaitable<bool> write(std::string bytes);
   net::awaitable<bool> send(Reply reply, bool keep_alive);
@@ -96,6 +101,7 @@ class UiConnection : public std::enable_shared_from_this<UiConnection> {
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
   net::steady_timer watch_end_;  // cancelled when a watch's read completes
+  net::steady_timer pause_;      // pause(); cancelled by close()
   bool watching_ = false;
   bool unwatching_ = false;
 };

@@ -53,6 +53,8 @@ void validate(const UiConfig& c) {
   for (const auto& [name, t] : {std::pair{"read_timeout", c.read_timeout}, std::pair{"keep_alive_timeout", c.keep_alive_timeout},
                                 std::pair{"write_timeout", c.write_timeout}})
     if (t.count() <= 0) throw InputError(fmt::format("{} = {} ms is out of range: it must be > 0", name, t.count()));
+  if ((c.site == Site::tools) != (c.tools != nullptr))
+    throw InputError("the MCP tools service is given exactly when the site is the tools server");
 }
 
 struct UiServer::Impl {

@@ -41,7 +41,11 @@ enum class Stream : std::uint32_t {
   // fails, and how.
   page_load = 9,
   page_fault = 10,
-  // 11 and up: free.
+  // The MCP tools server's calls (live/tools/tool_faults.hpp): whether call k
+  // fails, and how.
+  tool_call = 11,
+  tool_fault = 12,
+  // 13 and up: free.
 };
 
 // Philox4x32's multipliers and Weyl key increments (Salmon et al. 2011,

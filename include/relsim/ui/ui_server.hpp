@@ -19,11 +19,17 @@
 
 #include "relsim/ui/command.hpp"
 
+namespace relsim::tools {
+class McpService;
+}
+
 namespace relsim::ui {
 
-// What the server serves: the workbench (its page and API), or the BugHunt
-// shop (relsim/ui/shop.hpp), with the same connection handling and guards.
-enum class Site { workbench, shop };
+// What the server serves: the workbench (its page and API), the BugHunt
+// shop (relsim/ui/shop.hpp), or the MCP tools server (POST /mcp,
+// relsim/live/tools/mcp_service.hpp), with the same connection handling and
+// guards.
+enum class Site { workbench, shop, tools };
 
 struct UiConfig {
   Site site = Site::workbench;
@@ -37,6 +43,7 @@ struct UiConfig {
   std::chrono::milliseconds read_timeout{10'000};
   std::chrono::milliseconds keep_alive_timeout{60'000};
   std::chrono::milliseconds write_timeout{30'000};
+  std::shared_ptr<tools::McpService> tools;  // Site::tools: what answers POST /mcp
 };
 // Throws InputError naming the value and its valid range.
 void validate(const UiConfig& config);

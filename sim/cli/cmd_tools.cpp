@@ -1,0 +1,167 @@
+// relsim tools: tool calls, the other half of an agent's I/O (docs/tools.md).
+// `serve` runs the fault-injecting MCP server on 127.0.0.1 until SIGINT or
+// SIGTERM: the three tools of live/tools/tool_catalog.hpp over the
+// streamable HTTP transport, each tools/call under a fault from --plan or
+// drawn from the chain.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+#include "relsim/core/files.hpp"
+#include "relsim/core/rng.hpp"
+#include "relsim/live/tools/mcp_service.hpp"
+#include "relsim/live/tools/tool_audit.hpp"
+#include "relsim/ui/ui_server.hpp"
+#include "cli/commands.hpp"
+#include "cli/tools_audit_report.hpp"
+#include "cli/stop_signals.hpp"
+
+namespace relsim::cli {
+namespace {
+
+struct ServeArgs {
+  int port = 0;
+  std::string sandbox;
+  std::string log;
+  long long hold_ms = 2000;
+  std::string plan;
+  double p = 0.0, q = 0.0, burst_mean = 0.0;
+  std::string kinds;
+  std::uint64_t seed = rng::kReferenceSeed;
+  CLI::Option* plan_option = nullptr;
+  CLI::Option* p_option = nullptr;
+  CLI::Option* q_option = nullptr;
+  CLI::Option* burst_option = nullptr;
+  CLI::Option* kinds_option = nullptr;
+  CLI::Option* seed_option = nullptr;
+};
+
+// Where the calls' faults come from: the plan, the chain, or nowhere.
+tools::ToolFaultSource fault_source(const ServeArgs& a) {
+  const bool drawn = a.p_option->count() || a.q_option->count() || a.burst_option->count() || a.kinds_option->count() ||
+                     a.seed_option->count();
+  if (a.plan_option->count()) {
+    if (drawn)
+      throw InputError("give --plan or the chain's options (--p, --q or --burst-mean, --kinds, --seed), not both");
+    try {
+      return tools::ToolFaultSource(tools::read_tool_plan(read_file(a.plan, "plan")));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("plan = '{}': {}", a.plan, e.what()));
+    }
+  }
+  if (!drawn) return {};
+  if (!a.p_option->count()) throw InputError("the chain's options need --p: the long-run share of failed tool calls");
+  Model model;
+  model.p = a.p;
+  model.q = a.p;
+  if (a.q_option->count() && a.burst_option->count())
+    throw InputError("give --q or --burst-mean, not both: --burst-mean L means q = 1 - 1/L");
+  if (a.q_option->count()) model.q = a.q;
+  if (a.burst_option->count()) model.q = q_from_burst_mean(a.burst_mean);
+  const tools::ToolFaultWeights weights =
+      a.kinds_option->count() ? tools::parse_tool_fault_weights(a.kinds) : tools::ToolFaultWeights{};
+  return tools::ToolFaultSource(model, weights, a.seed);
+}
+
+int run_serve(const ServeArgs& a) {
+  if (a.hold_ms < 1 || a.hold_ms > tools::kMaxHoldMs)
+    throw InputError(fmt::format("hold-ms = {} is out of range: it must be in [1, {}]", a.hold_ms, tools::kMaxHoldMs));
+  tools::ToolsConfig tools_config;
+  tools_config.sandbox = a.sandbox;
+  if (!a.log.empty()) tools_config.log = a.log;
+  tools_config.hold = std::chrono::milliseconds(a.hold_ms);
+  ui::UiConfig config;
+  config.site = ui::Site::tools;
+  config.port = a.port;
+  config.threads = 1;
+  if (a.port < 0 || a.port > 65535)  // before the sandbox is made
+    throw InputError(fmt::format("port = {} is out of range: it must be in [0, 65535] (0: a free one)", a.port));
+  tools::ToolFaultSource faults = fault_source(a);
+  config.tools = std::make_shared<tools::McpService>(tools_config, std::move(faults));
+  StopSignals signals;  // before the server's threads start
+  // The tools site runs no command: its one route is /mcp.
+  ui::UiServer server(config, ui::CommandRunner([](const std::vector<std::string>&, const ui::CommandHooks&) {
+                        return ui::CommandResult{kExitInput, "", "the tools server runs no command"};
+                      }));
+  out() << fmt::format("relsim tools: listening on {}mcp", server.url()) << std::endl;
+  signals.wait();
+  server.stop();
+  return 0;
+}
+
+struct AuditArgs {
+  std::string log, server_log, sandbox;
+  bool json = false;
+};
+
+int run_audit(const AuditArgs& a) {
+  const std::string report = read_file(a.log, "log");
+  std::optional<std::string> server;
+  if (!a.server_log.empty()) server = read_file(a.server_log, "server log");
+  std::optional<std::filesystem::path> sandbox;
+  if (!a.sandbox.empty()) sandbox = a.sandbox;
+  tools::ToolAudit audit;
+  try {
+    audit = tools::audit_tool_calls(report, server, sandbox);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("log = '{}': {}", a.log, e.what()));
+  }
+  out() << (a.json ? dump_json(tools_audit_json(audit)) + "\n" : tools_audit_text(audit)) << std::flush;
+  return 0;
+}
+
+}  // namespace
+
+Runner add_tools(CLI::App& app) {
+  auto a = std::make_shared<ServeArgs>();
+  auto* cmd = app.add_subcommand("tools", "tool calls, the other half of an agent's I/O (docs/tools.md)");
+  auto* serve = cmd->add_subcommand(
+      "serve",
+      "serve a fault-injecting MCP server on 127.0.0.1 until SIGINT/SIGTERM: POST /mcp (streamable HTTP,\n"
+      "  JSON responses) with the tools note_write(path, text), dump(n) and add(a, b); each tools/call meets a\n"
+      "  fault (ok, timeout, drop, unknown_tool, exec_error, partial_write, truncate) from --plan or drawn from\n"
+      "  the chain (--p, --q, --kinds, --seed); without either every call is served");
+  serve->add_option("--port", a->port, "port on 127.0.0.1, in [0, 65535]; 0 picks a free one")->capture_default_str();
+  serve->add_option("--sandbox", a->sandbox, "the folder note_write writes into (created if missing)")->required();
+  serve->add_option("--log", a->log,
+                    "write the call log here: one JSON line per tools/call (call, t_ms, tool, fault, stage, answer, "
+                    "error, sandbox)");
+  serve->add_option("--hold-ms", a->hold_ms,
+                    fmt::format("how long a timeout fault holds the answer, in [1, {}] ms", tools::kMaxHoldMs))
+      ->capture_default_str();
+  a->plan_option = serve->add_option(
+      "--plan", a->plan, "the calls' faults: JSON lines, one per call in arrival order, {\"fault\": \"timeout\"}; "
+                         "later calls are served");
+  a->p_option = serve->add_option("--p", a->p, "long-run share of failed tool calls, in [0, 1]");
+  a->q_option = serve->add_option("--q", a->q, "P(a call fails | the call before failed); default p (independent)");
+  a->burst_option = serve->add_option("--burst-mean", a->burst_mean, "mean run of failed calls L >= 1 (q = 1 - 1/L)");
+  a->kinds_option = serve->add_option(
+      "--kinds", a->kinds,
+      "weights of the faults a failed call gets, e.g. timeout=1,truncate=2 (default: all six equally)");
+  a->seed_option = add_seed_option(*serve, a->seed, "seeds the calls' faults");
+  auto audit_args = std::make_shared<AuditArgs>();
+  auto* audit = cmd->add_subcommand(
+      "audit",
+      "what a harness made of each tool-call fault group: from its report lines (examples/tools/lab.mjs), the\n"
+      "  stage it caught each at, who reported it, the locating facts its error carried (stage, tool, parameter,\n"
+      "  expected, got), side effects left in the sandbox and how far the call got at the server");
+  audit->add_option("--log", audit_args->log, "the harness's report: JSON lines, one per call (docs/tools.md)")
+      ->required();
+  audit->add_option("--server-log", audit_args->server_log,
+                    "the server's call log of the same run (relsim tools serve --log): how far each call got");
+  audit->add_option("--sandbox", audit_args->sandbox, "the server's sandbox: a failed write's file looked for there");
+  audit->add_flag("--json", audit_args->json, "one JSON object: per harness the counts and per_call");
+  return [a, serve, audit_args, audit] {
+    if (serve->parsed()) return run_serve(*a);
+    if (audit->parsed()) return run_audit(*audit_args);
+    throw InputError("relsim tools needs a subcommand: serve or audit (relsim tools --help)");
+  };
+}
+
+}  // namespace relsim::cli
