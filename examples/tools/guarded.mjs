@@ -8,7 +8,8 @@
 //              not the SDK's timeout), and the HTTP exchange itself;
 //   exec       a result with isError: true is a failure, not an answer;
 //   truncation a result shorter than the tool promises (dump asked for n
-//              characters) is passed on marked truncated, never as good.
+//              characters; note_write's whole confirmation) is passed on
+//              marked truncated, never as good.
 // A call with a side effect (note_write) first writes an undo record, a JSON
 // file in a journal folder outside the sandbox with the file's previous
 // content (or its absence, and the folders the write may create); when the
@@ -39,8 +40,13 @@ class CaughtError extends Error {
 
 // What a tool promises about its result beyond the schema: a check of the
 // result text against the arguments, null when it holds, else [expected, got].
+// note_write promises its confirmation, "wrote N characters to PATH", whole.
 const PROMISES = {
   dump: (args, text) => (text.length < args.n ? [String(args.n), String(text.length)] : null),
+  note_write: (args, text) => {
+    const promised = `wrote ${args.text.length} characters to ${args.path}`;
+    return text === promised ? null : [String(promised.length), String(text.length)];
+  },
 };
 
 function jsonType(v) {
@@ -164,15 +170,15 @@ export async function guarded(client, { budgetMs, sandbox, journal }) {
       const result = await send(name, args);
       const text = resultText(result);
       if (result.isError) throw new CaughtError('exec', { tool: name }, text);
-      if (record) undo.drop(record);
-      record = null;
       const broken = PROMISES[name]?.(args, text);
       if (broken) {
         const [expected, got] = broken;
         const e = new CaughtError('truncation', { tool: name, expected, got }, `asked for ${expected} characters, got ${got}`);
         e.text = text;
-        throw e;
+        throw e;  // a call reported failed is undone like any other
       }
+      if (record) undo.drop(record);
+      record = null;
       return text;
     } catch (error) {
       if (record) error.rollback = undo.replay(record) ? 'done' : 'failed';

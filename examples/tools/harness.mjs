@@ -111,3 +111,4 @@ export async function connect(url, name) {
   };
   return { client, drain };
 }
+

@@ -22,49 +22,15 @@
 // --journal: where the undo records go, default a new folder under the
 // system's temp folder). Exit 0 when all six groups ran, 1 on a failure of
 // the lab itself, 2 on bad usage.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { GROUPS, changed, connect, literalFacts, snapshot } from './harness.mjs';
-import { guarded } from './guarded.mjs';
-import { naive } from './naive.mjs';
+import { GROUPS, changed, literalFacts, snapshot } from './harness.mjs';
+import { openHarness, parseOptions } from './driver.mjs';
 
 const USAGE = `usage: node lab.mjs --url http://127.0.0.1:PORT/mcp --harness naive|guarded
   [--budget-ms 1000] [--sandbox DIR] [--journal DIR] [--drain-ms 10000]`;
 
-function usage(message) {
-  console.error(`${message}\n${USAGE}`);
-  process.exit(2);
-}
-
-function parseArgs(argv) {
-  const opts = { url: null, harness: null, budgetMs: 1000, sandbox: null, journal: null, drainMs: 10000 };
-  const names = { '--url': 'url', '--harness': 'harness', '--budget-ms': 'budgetMs', '--sandbox': 'sandbox',
-                  '--journal': 'journal', '--drain-ms': 'drainMs' };
-  for (let i = 0; i < argv.length; i += 2) {
-    const [name, value] = [argv[i], argv[i + 1]];
-    if (!names[name]) usage(`unknown option ${name}`);
-    if (value === undefined) usage(`${name} needs a value`);
-    opts[names[name]] = value;
-  }
-  if (!opts.url) usage('--url is required');
-  if (opts.harness !== 'naive' && opts.harness !== 'guarded') usage('--harness must be naive or guarded');
-  for (const key of ['budgetMs', 'drainMs']) {
-    const v = Number(opts[key]);
-    if (!(v >= 0) || !Number.isFinite(v)) usage(`${key} = ${opts[key]} must be a number >= 0`);
-    opts[key] = v;
-  }
-  if (opts.harness === 'guarded' && !opts.sandbox) usage('--harness guarded needs --sandbox (its undo journal)');
-  return opts;
-}
-
-const opts = parseArgs(process.argv.slice(2));
+const opts = parseOptions(process.argv.slice(2), USAGE);
 try {
-  const { client, drain } = await connect(opts.url, `relsim-tools-lab-${opts.harness}`);
-  const harness = opts.harness === 'naive'
-    ? naive(client, { budgetMs: opts.budgetMs })
-    : await guarded(client, { budgetMs: opts.budgetMs, sandbox: opts.sandbox,
-                              journal: opts.journal ?? mkdtempSync(join(tmpdir(), 'relsim-tools-journal-')) });
+  const { client, drain, harness } = await openHarness(opts, `relsim-tools-lab-${opts.harness}`);
   for (const { group, call, truth } of GROUPS) {
     const before = snapshot(opts.sandbox);
     const outcome = await harness.call(call);

@@ -25,6 +25,7 @@ namespace {
 struct ExactArgs {
   ModelArgs model;
   TimeArgs time;
+  ToolArgs tools;
   std::string method = "matrix";
   int max_length = kDefaultMaxEnumerateLength;
   int threads = 0;
@@ -221,7 +222,23 @@ int run_triage(const ExactArgs& a) {
   return 0;
 }
 
+// What a run with tool calls does not support yet: each refused in one line.
+void check_tool_run(const ExactArgs& a) {
+  const std::string given = fmt::format("tool-faults = '{}'", a.tools.faults);
+  if (!a.triage.empty())
+    throw InputError(given + ": --triage runs page loads, not an agent's task; leave out --tool-faults");
+  if (!a.solve.empty() || a.target_option->count())
+    throw InputError(given + ": --solve and --target do not support tool calls yet; leave out --tool-faults");
+  if (a.method != "matrix")
+    throw InputError(fmt::format("method = '{}': tool calls (--tool-faults) run on the matrix engine only; use "
+                                 "--method matrix", a.method));
+  if (!a.csv.empty())
+    throw InputError(given + ": the requests distribution is not computed with tool calls; leave out --csv");
+}
+
 int run_exact(const ExactArgs& a) {
+  const std::optional<ToolModel> tools = a.tools.tool_model(a.time.timed());
+  if (tools) check_tool_run(a);
   if (!a.triage.empty()) return run_triage(a);
   if (a.reloads_option->count()) throw InputError("--reloads needs --triage careful");
   if (!a.n_option->count()) throw InputError("--n is required");
@@ -233,7 +250,8 @@ int run_exact(const ExactArgs& a) {
   const Policy policy = a.model.policy();
   if (a.method != "matrix" && a.method != "enumerate" && a.method != "both")
     throw InputError(fmt::format("method = '{}' is not a method: use matrix, enumerate or both", a.method));
-  const ExactOptions mopt = matrix_options(a);
+  ExactOptions mopt = matrix_options(a);
+  mopt.tools = tools;
   const EnumerateOptions eopt{a.max_length, a.threads, a.model.fault_weights()};
   const parallel::Share share = ranks();
   if (a.method != "matrix" && policy.kind != PolicyKind::simple)
@@ -285,6 +303,7 @@ Runner add_exact(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print one JSON object instead of a table");
   add_time_options(*cmd, args->time);
+  add_tool_options(*cmd, args->tools);
   args->target_option = cmd->add_option("--target", args->target,
                                         "with --solve: the P(success) to reach, in (0, 1]");
   cmd->add_option("--solve", args->solve,

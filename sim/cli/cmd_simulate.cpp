@@ -25,6 +25,7 @@
 #include "relsim/montecarlo/stats.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "cli/commands.hpp"
+#include "cli/tool_report.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -35,6 +36,7 @@ constexpr std::int64_t kProgressMinTasks = 20'000'000;
 struct SimulateArgs {
   ModelArgs model;
   TimeArgs time;
+  ToolArgs tools;
   long long tasks = 400;
   std::uint64_t seed = rng::kReferenceSeed;
   int lanes = SimConfig{}.lanes;
@@ -63,6 +65,8 @@ std::int64_t wrong_count(const SimResult& sim) {
   std::int64_t wrong = 0;
   for (int o = 0; o < kOutcomeClasses; ++o)
     if (is_wrong(outcome_class(o).outcome)) wrong += sim.outcomes[static_cast<std::size_t>(o)];
+  for (int x = 0; x < kToolClasses; ++x)
+    if (is_wrong(static_cast<ToolClass>(x))) wrong += sim.tool_outcomes[static_cast<std::size_t>(x)];
   return wrong;
 }
 
@@ -91,6 +95,7 @@ struct SimulateSetup {
 // error a command line with several bad values reports.
 SimulateSetup simulate_setup(const SimulateArgs& a) {
   SimulateSetup setup;
+  setup.config.tools = a.tools.tool_model(a.time.timed());
   setup.time = a.time.time_model(a.model);
   if (setup.time) {
     setup.chain_json = a.time.chain_json(*setup.time);
@@ -169,6 +174,7 @@ struct SimulateReport {
   double design_effect = 1.0;
   Interval ci;
   bool covered = false;
+  std::vector<ToolClassEstimate> tools;  // with tool calls
 
   double rate() const { return static_cast<double>(sim.successes) / static_cast<double>(sim.tasks); }
   // A count's share of the requests sent.
@@ -185,6 +191,7 @@ SimulateReport simulate_and_check(SimulateSetup& setup) {
   ExactOptions exact_options;
   exact_options.distribution = false;
   exact_options.kinds = setup.config.kinds;
+  exact_options.tools = setup.config.tools;
   if (setup.time) {
     TimeSimOptions time_options;
     time_options.confidence = setup.confidence;
@@ -201,6 +208,8 @@ SimulateReport simulate_and_check(SimulateSetup& setup) {
     const ExactResult exact = exact_matrix(setup.model, setup.policy, exact_options);
     r.exact = exact.success;
     r.exact_fault_share = exact.fault_share();
+    if (setup.config.tools)
+      r.tools = tool_estimates(*setup.config.tools, r.sim, exact, setup.interval, setup.confidence);
   }
   // Tasks of a continuous lane are correlated; the interval then widens by
   // the design effect estimated from the run (1 for the fresh scope).
@@ -259,6 +268,7 @@ Json simulate_json(const SimulateSetup& setup, const SimulateReport& r) {
   j["requests"] = sim.requests;
   j["outcomes"] = outcomes_json(sim);
   j["wrong"] = wrong_count(sim);
+  if (setup.config.tools) add_tool_json(j, *setup.config.tools, r.tools);
   j["bad_requests"] = sim.bad_requests();
   j["fault_share"] = sim.fault_share();
   j["exact_fault_share"] = r.exact_fault_share;
@@ -348,7 +358,10 @@ std::string simulate_table(const SimulateSetup& setup, const SimulateReport& r) 
   const Json outcomes = outcomes_json(sim);
   for (const auto& [name, count] : outcomes.items())
     if (name != "done") row(fmt::format("  {}", name), fmt::format("{}", count.get<std::int64_t>()));
-  if (sim.outcomes_by_class) row("wrong outcomes", fmt::format("{} (crash, hang, partial_done)", wrong_count(sim)));
+  if (setup.config.tools) tool_table_rows(row, *setup.config.tools, r.tools);
+  if (sim.outcomes_by_class)
+    row("wrong outcomes", fmt::format("{} (crash, hang, partial_done{})", wrong_count(sim),
+                                      setup.config.tools ? ", side_effect_left, silent_wrong" : ""));
   row("interval covers exact", r.covered ? "yes" : "no");
   row("requests sent", fmt::format("{} ({:.6g} per task)", sim.requests,
                                    static_cast<double>(sim.requests) / static_cast<double>(sim.tasks)));
@@ -383,6 +396,7 @@ Runner add_simulate(CLI::App& app) {
   add_model_options(*cmd, args->model);
   add_policy_options(*cmd, args->model);
   add_time_options(*cmd, args->time);
+  add_tool_options(*cmd, args->tools);
   cmd->add_option("--tasks", args->tasks, fmt::format("tasks to simulate, in [1, {}]", kMaxTasks))
       ->capture_default_str();
   add_seed_option(*cmd, args->seed, "Philox key");

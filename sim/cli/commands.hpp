@@ -16,6 +16,7 @@
 #include "relsim/core/json.hpp"
 #include "relsim/core/policy.hpp"
 #include "relsim/core/time_model.hpp"
+#include "relsim/core/tool_faults.hpp"
 #include "relsim/live/timing.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "relsim/ui/command.hpp"
@@ -123,6 +124,21 @@ struct TimeArgs {
 // Adds the time options to a command that has the model options: in time
 // mode --p is no longer required.
 void add_time_options(CLI::App& cmd, TimeArgs& args);
+
+// --tool-faults --harness: a tool call after each successful model call
+// (docs/tool_model.md), for exact and simulate.
+struct ToolArgs {
+  std::string faults;
+  std::string harness = "guarded";
+  CLI::Option* faults_option = nullptr;
+  CLI::Option* harness_option = nullptr;
+
+  // The validated tool model, or nullopt without --tool-faults. Throws
+  // InputError for a bad value, --harness without --tool-faults, or
+  // --tool-faults in time mode (`timed`), which does not support it yet.
+  std::optional<ToolModel> tool_model(bool timed) const;
+};
+void add_tool_options(CLI::App& cmd, ToolArgs& args);
 
 // --connect-timeout ... --time-scale: the client's clock (timing.hpp).
 void add_timing_options(CLI::App& cmd, ClientTiming& timing);

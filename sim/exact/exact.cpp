@@ -12,7 +12,9 @@
 namespace relsim {
 namespace exact_detail {
 
-Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64_t n, bool want_exit, double think) {
+Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64_t n, bool want_exit, double think,
+              double goes_on) {
+  RELSIM_ASSERT(!want_exit || goes_on == 1.0);
   Totals t;
   const Eigen::Index k = start.size();
   const Eigen::Index m_end = c.end_cols.cols();
@@ -67,6 +69,12 @@ Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64
     }
     t.log10_success += std::log10(s);
     alive *= s;
+    // A tool call takes no chain step: the hidden state's law stays, its mass shrinks.
+    if (goes_on != 1.0) {
+      t.tool_reach += alive;
+      t.log10_success += std::log10(goes_on);
+      alive *= goes_on;
+    }
     // Past 1e-300 the product would crawl through denormals (and stick at
     // the smallest one, 0.99 x 5e-324 rounding back up), each step a slow
     // microcode assist; what it still adds to the totals is below 1e-300.
@@ -203,9 +211,34 @@ void distribution(const CallMatrices& c, const Eigen::RowVectorXd& start, const 
   append_requests(ended, out);
 }
 
+// With tool calls (docs/tool_model.md, Exact): Totals ran with a = P(ok),
+// c_s = P(corrupted, goes on), so t.success = (a + c_s)^n S_n; of that,
+// a^n S_n is done and the rest silent_wrong; class X of a tool call has
+// x t.tool_reach. The extra factor (a / (a + c_s))^n is taken as
+// exp(n log1p(-c_s / (a + c_s))), which keeps silent_wrong's digits when c_s is tiny.
+void add_tool_outcomes(const ToolModel& tools, const Totals& t, std::int64_t n, ExactResult& out) {
+  const ToolShares shares = tool_shares(tools);
+  const double w = shares.goes_on();
+  const double nd = static_cast<double>(n);
+  const double log_keep = w > 0.0 ? nd * std::log1p(-shares.corrupted / w) : 0.0;
+  out.tools = tools;
+  out.log10_success = shares.ok > 0.0 ? t.log10_success + log_keep / std::log(10.0)
+                                      : -std::numeric_limits<double>::infinity();
+  const double done = out.log10_success < -300.0 ? std::pow(10.0, out.log10_success) : t.success * std::exp(log_keep);
+  const double silent = t.success * -std::expm1(log_keep);
+  out.success = done;
+  out.outcomes[0] = done;
+  for (int x = 0; x < kToolClasses; ++x)
+    out.tool_outcomes[static_cast<std::size_t>(x)] = shares.ends[static_cast<std::size_t>(x)] * t.tool_reach;
+  out.tool_outcomes[static_cast<std::size_t>(ToolClass::silent_wrong)] = silent;
+  for (int x = 0; x < kToolClasses; ++x)
+    if (is_wrong(static_cast<ToolClass>(x))) out.wrong += out.tool_outcomes[static_cast<std::size_t>(x)];
+}
+
 ExactResult result_from(const CallMatrices& c, const Eigen::RowVectorXd& start, const Policy& policy,
                         const ExactOptions& options, double think) {
-  const Totals t = totals(c, start, policy.n, false, think);
+  const double goes_on = options.tools ? tool_shares(*options.tools).goes_on() : 1.0;
+  const Totals t = totals(c, start, policy.n, false, think, goes_on);
   ExactResult out;
   out.method = "matrix";
   out.success = t.success;
@@ -219,8 +252,10 @@ ExactResult result_from(const CallMatrices& c, const Eigen::RowVectorXd& start, 
   out.mean_requests = t.mean_requests;
   out.mean_bad_requests = t.mean_bad_requests;
   out.mean_seconds = t.mean_seconds;
-  out.max_requests = worst_case(c, start, policy.n);
-  if (options.distribution) distribution(c, start / start.sum(), policy, options, out);
+  // When every tool call ends the task, only the first model call is sent.
+  out.max_requests = worst_case(c, start, goes_on > 0.0 ? policy.n : 1);
+  if (options.tools) add_tool_outcomes(*options.tools, t, policy.n, out);
+  if (options.distribution && !options.tools) distribution(c, start / start.sum(), policy, options, out);
   else out.distribution_complete = false;
   return out;
 }
@@ -243,6 +278,7 @@ using namespace exact_detail;
 ExactResult exact_matrix_from(const Chain& chain, const Eigen::RowVectorXd& start, const Policy& policy,
                               const ExactOptions& options) {
   validate(policy);
+  if (options.tools) validate(options.tools->faults);
   RELSIM_ASSERT(start.size() == chain.states());
   return result_from(call_matrices(chain.bad, policy, options.kinds, discrete_steps(chain)), start, policy, options,
                      0.0);
@@ -256,6 +292,9 @@ Eigen::RowVectorXd continuous_start(const Chain& chain, const Policy& policy, co
 ExactResult exact_matrix(const Model& model, const Policy& policy, const ExactOptions& options) {
   const Chain chain = gilbert_chain(model);
   validate(policy);
+  if (options.tools && model.chain == ChainScope::continuous)
+    throw InputError("chain = continuous: tool calls (--tool-faults) are not supported yet with the continuous chain "
+                     "scope; use --chain fresh");
   const Eigen::RowVectorXd start =
       model.chain == ChainScope::fresh ? chain.initial : continuous_start(chain, policy, options.kinds);
   return exact_matrix_from(chain, start, policy, options);

@@ -21,10 +21,17 @@ struct Totals {
   double mean_bad_requests = 0.0;
   double mean_seconds = 0.0;  // with `think` seconds before every call but the first
   std::vector<double> outcomes = std::vector<double>(kOutcomeClasses, 0.0);
+  // With tool calls: sum over k of goes_on^(k-1) S_k, the chance that the
+  // tool call after model call k is made.
+  double tool_reach = 0.0;
   Eigen::RowVectorXd exit;  // state at the next task's first request (unnormalised)
 };
 
-Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64_t n, bool want_exit, double think);
+// `goes_on`: P(the tool call after a successful model call lets the task go
+// on); 1 without tool calls. The exit state does not count tasks a tool call
+// ended, so want_exit needs goes_on == 1.
+Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64_t n, bool want_exit, double think,
+              double goes_on = 1.0);
 
 // Success, outcomes, means, the worst case and (options.distribution) the
 // requests distribution of a task from the hidden-state law `start`.

@@ -98,6 +98,7 @@ void seconds_distribution(const CallMatrices& c, const Eigen::RowVectorXd& start
 ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactOptions& options) {
   validate(time);
   validate(policy);
+  if (options.tools) throw InputError("tool-faults: time mode (--t-good, --t-bad) does not support tool calls yet");
   TimeSteps cache(time);
   exact_detail::Steps steps;
   steps.retry = [&cache](FaultKind kind, const CallState& from, const CallState& to) {

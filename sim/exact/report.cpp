@@ -15,6 +15,27 @@ constexpr const char* kNoDistribution =
     "the requests distribution is too large to compute exactly here (raise --distribution-work); "
     "mean and worst case are exact, relsim simulate estimates the quantiles";
 
+constexpr const char* kNoToolDistribution =
+    "the requests distribution is not computed with tool calls (--tool-faults); mean and worst case are exact, "
+    "relsim simulate estimates the quantiles";
+
+const char* no_distribution_note(const ExactResult& result) {
+  return result.tools ? kNoToolDistribution : kNoDistribution;
+}
+
+// With tool calls: the tool model as given and P(each class its harness can
+// give), all of them, so that the keys do not depend on the values.
+void add_tool_fields(Json& j, const ExactResult& result) {
+  const ToolModel& tools = *result.tools;
+  j["tool_faults"] = to_string(tools.faults);
+  j["harness"] = std::string(to_string(tools.harness));
+  Json classes = Json::object();
+  for (int x = 0; x < kToolClasses; ++x)
+    if (can_end_in(tools.harness, static_cast<ToolClass>(x)))
+      classes[std::string(to_string(static_cast<ToolClass>(x)))] = result.tool_outcomes[static_cast<std::size_t>(x)];
+  j["tool_outcomes"] = std::move(classes);
+}
+
 // The fields every exact result has, after the model's: from success to the
 // requests distribution.
 void add_result_fields(Json& j, const Policy& policy, const ExactResult& result) {
@@ -29,7 +50,7 @@ void add_result_fields(Json& j, const Policy& policy, const ExactResult& result)
     j["requests_quantiles"] = outcome_quantiles_json(requests_quantiles(result));
   } else {
     j["requests_quantiles"] = nullptr;
-    j["requests_quantiles_note"] = kNoDistribution;
+    j["requests_quantiles_note"] = no_distribution_note(result);
   }
   j["policy"] = std::string(to_string(policy.kind));
   if (policy.kind != PolicyKind::simple) j["s"] = policy.s;
@@ -40,6 +61,7 @@ void add_result_fields(Json& j, const Policy& policy, const ExactResult& result)
       outcomes[outcome_class(o).name()] = result.outcomes[static_cast<std::size_t>(o)];
   j["outcomes"] = std::move(outcomes);
   j["wrong"] = result.wrong;
+  if (result.tools) add_tool_fields(j, result);
   j["method"] = result.method;
   j["distribution_complete"] = result.distribution_complete;
   j["pruned_mass"] = result.pruned_mass;
@@ -64,7 +86,8 @@ void result_rows(const Row& row, const ExactResult& result) {
 
 void requests_rows(std::string& s, const ExactResult& result, int max_rows) {
   if (!result.distribution_complete) {
-    s += "  requests per task: not computed (too large for an exact distribution here)\n";
+    s += result.tools ? "  requests per task: not computed with tool calls (relsim simulate estimates it)\n"
+                      : "  requests per task: not computed (too large for an exact distribution here)\n";
     return;
   }
   s += "  requests  outcome        probability\n";
@@ -78,18 +101,34 @@ void requests_rows(std::string& s, const ExactResult& result, int max_rows) {
   }
 }
 
+// The tool model and every class its harness can give, with P.
+void tool_rows(const Row& row, const ExactResult& result) {
+  const ToolModel& tools = *result.tools;
+  const ToolShares shares = tool_shares(tools);
+  row("tool calls", fmt::format("{} harness, {}", to_string(tools.harness), to_string(tools.faults)));
+  row("  per tool call", fmt::format("ok {:.6g}, goes on corrupted {:.6g}, ends the task {:.6g}", shares.ok,
+                                     shares.corrupted, 1.0 - shares.goes_on()));
+  for (int x = 0; x < kToolClasses; ++x)
+    if (can_end_in(tools.harness, static_cast<ToolClass>(x)))
+      row("  " + std::string(to_string(static_cast<ToolClass>(x))),
+          fmt::format("{:.12g}", result.tool_outcomes[static_cast<std::size_t>(x)]));
+}
+
 void outcome_rows(const Row& row, const ExactResult& result) {
-  row("P(wrong)", fmt::format("{:.12g}  (crash, hang, partial_done)", result.wrong));
+  row("P(wrong)", fmt::format("{:.12g}  (crash, hang, partial_done{})", result.wrong,
+                              result.tools ? ", side_effect_left, silent_wrong" : ""));
   for (int o = 1; o < kOutcomeClasses; ++o)
     if (result.outcomes[static_cast<std::size_t>(o)] > 0.0)
       row("  " + outcome_class(o).name(), fmt::format("{:.12g}", result.outcomes[static_cast<std::size_t>(o)]));
+  if (result.tools) tool_rows(row, result);
   row("mean requests", fmt::format("{:.12g}", result.mean_requests));
   row("max requests", fmt::format("{}", result.max_requests));
   if (!std::isnan(result.mean_bad_requests))
     row("fault share", fmt::format("{:.6g}  (E[bad requests] / E[requests]: the share of sent requests that fail)",
                                    result.fault_share()));
   if (!result.distribution_complete) {
-    row("requests quantiles", "not computed: the distribution is too large here (raise --distribution-work)");
+    row("requests quantiles", result.tools ? "not computed with tool calls: relsim simulate estimates them"
+                                           : "not computed: the distribution is too large here (raise --distribution-work)");
     return;
   }
   const OutcomeQuantiles q = requests_quantiles(result);

@@ -15,9 +15,11 @@ namespace relsim::detail {
 
 // on_request(request, sent): `request` is nullopt for a good one; `sent` is
 // false for the rest of a call's drawn run after the policy ended the task.
-template <class OnRequest>
+// after_call(c): called after model call c (0-based) succeeded, before the
+// next; the task stops there when it returns false (a tool call ended it).
+template <class OnRequest, class AfterCall>
 TaskRunner walk_policy_task(const DrawScheme& s, const Policy& policy, std::uint64_t seed, std::int64_t task,
-                            Entry entry, OnRequest&& on_request) {
+                            Entry entry, OnRequest&& on_request, AfterCall&& after_call) {
   TaskRunner runner(policy);
   const int most = s.r + 1;  // the most requests a call can send
   const auto t = static_cast<std::uint64_t>(task);
@@ -36,8 +38,15 @@ TaskRunner walk_policy_task(const DrawScheme& s, const Policy& policy, std::uint
       on_request(std::optional<FaultKind>(), sent);
     }
     entry = Entry::after_good;
+    if (runner.call() > c && !after_call(c)) break;
   }
   return runner;
+}
+
+template <class OnRequest>
+TaskRunner walk_policy_task(const DrawScheme& s, const Policy& policy, std::uint64_t seed, std::int64_t task,
+                            Entry entry, OnRequest&& on_request) {
+  return walk_policy_task(s, policy, seed, task, entry, on_request, [](std::int64_t) { return true; });
 }
 
 }  // namespace relsim::detail

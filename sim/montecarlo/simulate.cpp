@@ -120,11 +120,16 @@ SimResult simulate_share(const Model& model, const Policy& policy, const SimConf
   validate(model);
   validate(policy);
   validate(config);
+  if (config.tools && model.chain == ChainScope::continuous)
+    throw InputError("chain = continuous: tool calls (--tool-faults) are not supported yet with the continuous chain "
+                     "scope; use --chain fresh");
   const DrawScheme scheme = DrawScheme::make(model, policy, config.kinds);
   // The kernels know the simple policy's rule only: every bad request is an
   // attempt. A 400 ends a task as harness_error under every policy, so with
   // http_400 in the mix the general walk runs instead.
-  if (policy.kind != PolicyKind::simple || config.kinds.weight[static_cast<std::size_t>(FaultKind::http_400)] > 0.0)
+  // Tool calls are drawn on the general walk too.
+  if (policy.kind != PolicyKind::simple || config.kinds.weight[static_cast<std::size_t>(FaultKind::http_400)] > 0.0 ||
+      config.tools)
     return detail::simulate_policy(model, policy, config, scheme, hook);
   KernelRun run{scheme, config, policy.n, detail::histogram_bins(policy), hook, Progress(config.progress)};
   return model.chain == ChainScope::fresh ? simulate_fresh(run) : simulate_continuous(run);
@@ -141,6 +146,7 @@ void validate(const SimConfig& c) {
     throw InputError(fmt::format("threads = {} is out of range: threads must be in [0, {}] (0: OpenMP's default)",
                                  c.threads, kMaxThreads));
   c.kinds.checked_total();
+  if (c.tools) validate(c.tools->faults);
 }
 
 SimResult simulate(const Model& model, const Policy& policy, const SimConfig& config) {

@@ -28,10 +28,36 @@ struct PolicyRun {
   // Walks task `task` into `tally`; returns whether it ended done.
   bool add_task(SimResult& tally, std::int64_t task, Entry entry) const {
     hook.check(static_cast<std::uint64_t>(task), 1, 1);
-    const TaskRunner runner =
-        walk_policy_task(s, policy, config.seed, task, entry, [&](const std::optional<FaultKind>& r, bool sent) {
+    const auto t = static_cast<std::uint64_t>(task);
+    // The tool call after each successful model call: its fault, and for a
+    // partial write whether the undo fails, from the task's tool stream.
+    std::optional<ToolClass> tool_end;
+    bool corrupted = false;
+    const auto after_call = [&](std::int64_t c) {
+      if (!config.tools) return true;
+      const auto call = static_cast<std::uint64_t>(c);
+      const ToolFault fault = draw_tool_fault(config.tools->faults, rng::tool_uniform(config.seed, t, call, 0));
+      const bool undo_fails = fault == ToolFault::partial_write &&
+                              rng::tool_uniform(config.seed, t, call, 1) < config.tools->faults.rollback;
+      const ToolStep step = tool_step(config.tools->harness, fault, undo_fails);
+      corrupted = corrupted || step.corrupted;
+      tool_end = step.ended;
+      return !step.ended;
+    };
+    const TaskRunner runner = walk_policy_task(
+        s, policy, config.seed, task, entry,
+        [&](const std::optional<FaultKind>& r, bool sent) {
           if (sent && r) ++tally.faults[static_cast<std::size_t>(*r)];
-        });
+        },
+        after_call);
+    if (tool_end || (corrupted && runner.outcome().outcome == Outcome::done)) {
+      ++tally.tasks;
+      tally.requests += runner.requests();
+      tally.calls_succeeded += runner.call();
+      ++tally.tool_outcomes[static_cast<std::size_t>(tool_end.value_or(ToolClass::silent_wrong))];
+      if (!tally.env_by_requests.empty()) ++tally.env_by_requests[static_cast<std::size_t>(runner.requests())];
+      return false;
+    }
     RELSIM_ASSERT(runner.ended());
     const bool done = runner.outcome().outcome == Outcome::done;
     ++tally.tasks;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -364,7 +365,7 @@ TEST(ToolAudit, LooksForALeftFileInTheSandboxAndMatchesTheServerLog) {
   line["side_effect_left"] = false;  // what the harness says; the sandbox says otherwise
   const std::string report = line.dump() + "\n" +
                              report_line("exec", "h", "add", {{"a", 1}, {"b", 2}}, "Internal error").dump() + "\n";
-  const ToolAudit audit = audit_tool_calls(report, std::string("{\"stage\":\"exec\"}\n{\"stage\":\"exec\"}\n"), dir / "box");
+  const ToolAudit audit = audit_tool_calls(report, std::string("{\"stage\":\"exec\",\"fault\":\"partial_write\"}\n{\"stage\":\"exec\",\"fault\":\"exec_error\"}\n"), dir / "box");
   const auto& calls = audit.harnesses[0].calls;
   EXPECT_TRUE(calls[0].side_effect_left);
   EXPECT_EQ(calls[0].side_effect_from, "sandbox");
@@ -372,7 +373,7 @@ TEST(ToolAudit, LooksForALeftFileInTheSandboxAndMatchesTheServerLog) {
   EXPECT_EQ(audit.harnesses[0].side_effects_left, 1);
   EXPECT_EQ(audit.harnesses[0].unlocated, 2);
   // A log of another run, and reports of two harnesses with one log, are refused.
-  EXPECT_NE(input_error([&] { audit_tool_calls(report, std::string("{\"stage\":\"exec\"}\n"), std::nullopt); })
+  EXPECT_NE(input_error([&] { audit_tool_calls(report, std::string("{\"stage\":\"exec\",\"fault\":\"ok\"}\n"), std::nullopt); })
                 .find("the server log has 1 calls and the report sent 2"),
             std::string::npos);
   const std::string two = report + report_line("exec", "other", "add", {{"a", 1}, {"b", 2}}, "x").dump() + "\n";
@@ -382,6 +383,40 @@ TEST(ToolAudit, LooksForALeftFileInTheSandboxAndMatchesTheServerLog) {
                 .find("report line 1: \"tool\""),
             std::string::npos);
   EXPECT_NE(input_error([&] { audit_tool_calls("", std::nullopt, std::nullopt); }).find("no lines"), std::string::npos);
+}
+
+// A task's class from its calls and the faults the server's log gives them.
+TEST(ToolAudit, GivesEachTaskItsClass) {
+  const fs::path dir = fresh_dir("tasks");
+  fs::create_directories(dir / "box" / "t4");
+  std::ofstream(dir / "box" / "t4" / "0.txt") << "half";  // 4 of 8 characters
+  const auto line = [](int task, int step, bool accepted, const json& error, const json& caught, const std::string& path) {
+    json j = report_line("", "h", "note_write", {{"path", path}, {"text", "halfhalf"}}, error, caught);
+    j.erase("group");
+    j["task"] = task;
+    j["step"] = step;
+    j["result_accepted"] = accepted;
+    return j.dump() + "\n";
+  };
+  const std::string report = line(0, 0, true, nullptr, nullptr, "t0/0.txt") + line(0, 1, true, nullptr, nullptr, "t0/1.txt") +
+                             line(1, 0, true, nullptr, nullptr, "t1/0.txt") + line(1, 1, true, nullptr, nullptr, "t1/1.txt") +
+                             line(2, 0, false, "transport: note_write: late", "transport", "t2/0.txt") +
+                             line(3, 0, false, "Internal error", nullptr, "t3/0.txt") +
+                             line(4, 0, false, "Write failed", nullptr, "t4/0.txt");
+  std::string log;
+  for (const char* fault : {"ok", "ok", "truncate", "ok", "timeout", "exec_error", "partial_write"})
+    log += json{{"stage", "done"}, {"fault", fault}}.dump() + "\n";
+  const ToolAudit audit = audit_tool_calls(report, log, dir / "box");
+  const HarnessAudit& h = audit.harnesses[0];
+  EXPECT_EQ(h.tasks, 5);
+  EXPECT_EQ(h.task_classes, (std::map<std::string, std::int64_t>{{"done", 1},
+                                                                 {"side_effect_left", 1},
+                                                                 {"silent_wrong", 1},
+                                                                 {"tool_error:transport", 1},
+                                                                 {"tool_error:unlocated", 1}}));
+  EXPECT_EQ(h.escaped, 3);  // the truncation accepted, the two errors passed on
+  EXPECT_NE(input_error([&] { audit_tool_calls(report, std::nullopt, std::nullopt); }).find("--server-log"),
+            std::string::npos);
 }
 
 }  // namespace

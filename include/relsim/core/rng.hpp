@@ -41,11 +41,15 @@ enum class Stream : std::uint32_t {
   // fails, and how.
   page_load = 9,
   page_fault = 10,
-  // The MCP tools server's calls (live/tools/tool_faults.hpp): whether call k
+  // The MCP tools server's calls (live/tools/server_faults.hpp): whether call k
   // fails, and how.
   tool_call = 11,
   tool_fault = 12,
-  // 13 and up: free.
+  // Tool calls (core/tool_faults.hpp): two uniforms per tool call, indexed by
+  // the model call it follows: its fault, and whether an undo of a partial
+  // write fails (tool_uniform below).
+  tool_stage = 13,
+  // 14 and up: free.
 };
 
 // Philox4x32's multipliers and Weyl key increments (Salmon et al. 2011,
@@ -115,6 +119,12 @@ constexpr double call_uniform(std::uint64_t seed, std::uint64_t task, std::uint6
 // counted over the whole task).
 constexpr std::uint32_t kind_word(std::uint64_t seed, std::uint64_t task, std::uint64_t bad) {
   return word(seed, Stream::kind, task, bad);
+}
+
+// Uniform `draw` (0: the fault, 1: the undo) of the tool call that follows
+// model call `call` (0-based) of `task`.
+constexpr double tool_uniform(std::uint64_t seed, std::uint64_t task, std::uint64_t call, unsigned draw) {
+  return uniform(seed, Stream::tool_stage, task, 2 * call + draw);
 }
 
 // SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number

@@ -3,6 +3,7 @@
 // of docs/model.md (Policies), plus the result type shared with brute-force
 // enumeration (simple policy).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
 #include "relsim/core/time_model.hpp"
+#include "relsim/core/tool_faults.hpp"
 
 namespace relsim {
 
@@ -41,7 +43,7 @@ struct ExactResult {
   // harness_error, hang, partial_done, then env_error:<kind> and then
   // crash:<kind> for each FaultKind in enum order.
   std::vector<double> outcomes = std::vector<double>(kOutcomeClasses, 0.0);
-  double wrong = 0.0;             // P(crash, hang or partial_done)
+  double wrong = 0.0;             // P(crash, hang or partial_done; with tools also side_effect_left, silent_wrong)
   double mean_requests = 0.0;     // E[requests per task]
   // E[bad requests per task]; NaN where the method does not track it
   // (enumeration). Over mean_requests it is the share of sent requests that
@@ -58,6 +60,14 @@ struct ExactResult {
   // Probability mass dropped from the ends of the distribution because it
   // lay below ExactOptions::prune_below (at most a few bins' worth of 1e-300).
   double pruned_mass = 0.0;
+
+  // With tool calls (ExactOptions::tools): the model and P(each ToolClass).
+  // success is then P(done): every model and tool call fine, no result
+  // corrupted; outcomes[] holds the model's classes, each reached only
+  // while the tool calls before it went on; the requests distribution is
+  // not computed.
+  std::optional<ToolModel> tools;
+  std::vector<double> tool_outcomes = std::vector<double>(kToolClasses, 0.0);
 
   // Time mode (exact_time) only.
   bool timed = false;
@@ -84,6 +94,9 @@ struct ExactOptions {
   // spent on the distribution; above it the distribution is left out.
   // The default keeps a hopeless case (n = 10^6, r = 10) to a fraction of a second.
   double max_distribution_work = 3e8;
+  // Tool calls after each successful model call (docs/tool_model.md); the
+  // matrix engine's fresh scope only (InputError otherwise).
+  std::optional<ToolModel> tools;
 };
 
 // The engine: dynamic programming over (hidden state, call, call state) with

@@ -13,12 +13,14 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
 #include "relsim/core/rng.hpp"
+#include "relsim/core/tool_faults.hpp"
 #include "relsim/parallel/parallel.hpp"
 
 namespace relsim {
@@ -51,6 +53,10 @@ struct SimConfig {
   // whole run's result, the same for any number of ranks. Progress counts
   // this rank's tasks only.
   parallel::Share share;
+  // Tool calls after each successful model call (docs/tool_model.md), each
+  // drawn from Stream::tool_stage by (task, call); fresh scope only
+  // (InputError for the continuous one). Runs on the general walk.
+  std::optional<ToolModel> tools;
 };
 
 // Throws InputError naming the bad field and its valid range.
@@ -74,6 +80,10 @@ struct SimResult {
   // outcomes are successes and env_errors().
   std::array<std::int64_t, kOutcomeClasses> outcomes{};
   bool outcomes_by_class = false;
+  // With tool calls: tasks by ToolClass (a tool call ended them, or
+  // silent_wrong: done with a corrupted result). They are counted in no
+  // class of `outcomes`, not in successes, and in env_by_requests.
+  std::array<std::int64_t, kToolClasses> tool_outcomes{};
 
   // Continuous scope: consecutive pairs of tasks in a lane, by the earlier
   // task's outcome (index 0 env_error, 1 done), and how many of them were

@@ -7,7 +7,7 @@
 //                  {tools: {}}, serverInfo {name: "relsim-tools", version}
 //   ping           {}
 //   tools/list     the catalog (tool_catalog.hpp)
-//   tools/call     the tool, under the call's fault (tool_faults.hpp)
+//   tools/call     the tool, under the call's fault (server_faults.hpp)
 //   a notification or a client's response: 202, no body
 //
 // Protocol errors are JSON-RPC errors and never end the server: -32700 (not
@@ -32,7 +32,7 @@
 
 #include "relsim/core/json.hpp"
 #include "relsim/live/tools/sandbox.hpp"
-#include "relsim/live/tools/tool_faults.hpp"
+#include "relsim/live/tools/server_faults.hpp"
 
 namespace relsim::tools {
 

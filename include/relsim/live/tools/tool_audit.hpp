@@ -8,7 +8,11 @@
 // exec_side_effect or truncation), harness, caught_stage (string or null),
 // reported (bool), error (string or null), rollback, result_accepted, tool,
 // arguments (object), sent (bool), result_chars (integer or null) and
-// side_effect_left (bool or null).
+// side_effect_left (bool or null). A line of a task (examples/tools/tasks.mjs)
+// carries "task" and "step" instead of "group": its group is the fault the
+// server's call log gives the call (timeout and drop: transport,
+// unknown_tool: service, exec_error: exec, partial_write: exec_side_effect,
+// truncate: truncation, ok: none), so tasks need the server's log.
 //
 // For each line the audit gives:
 //   caught_at    the stage the harness says it caught the fault at, or none
@@ -26,7 +30,15 @@
 //   got_to       the server's stage for the call (with its call log; the
 //                sent lines matched to the log's calls in order), or
 //                not_sent, or unknown
+//
+// and for tasks, each task's class (docs/tools.md, "Tasks"):
+//   side_effect_left   a failed write left half its text in the sandbox
+//   tool_error:STAGE   the task ended at an error its harness located
+//   tool_error:unlocated  ... at an error that names no stage
+//   silent_wrong       no error, but a result the server truncated was accepted
+//   done               every call served and accepted
 #include <filesystem>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,7 +48,9 @@
 namespace relsim::tools {
 
 struct AuditedCall {
-  std::string group;
+  std::optional<std::int64_t> task, step;  // a task's call
+  std::string fault;                       // the server's, with its call log; else empty
+  std::string group;                       // none: a call the server served (a task's)
   std::string stage;  // the group's own stage: what a located error names
   std::string tool;
   std::optional<std::string> caught_at;
@@ -61,6 +75,8 @@ struct HarnessAudit {
   int side_effects_left = 0;
   int rolled_back = 0;
   std::map<std::string, int> caught;  // by stage
+  std::map<std::string, std::int64_t> task_classes;  // tasks only: how many ended in each class
+  std::int64_t tasks = 0;
 };
 
 struct ToolAudit {

@@ -1,6 +1,6 @@
-// The MCP tools server's faults (tool_faults.hpp): their names, weights, the
+// The MCP tools server's faults (server_faults.hpp): their names, weights, the
 // plan file and the chain that draws them.
-#include "relsim/live/tools/tool_faults.hpp"
+#include "relsim/live/tools/server_faults.hpp"
 
 #include <cmath>
 #include <numeric>
