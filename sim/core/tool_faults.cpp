@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "relsim/core/parse.hpp"
+#include "relsim/core/weights.hpp"
 
 namespace relsim {
 namespace {
@@ -23,6 +23,19 @@ double& key_value(ToolFaults& f, int key) {
 }
 double key_value(const ToolFaults& f, int key) {
   return key < kToolFaults ? f.conditional[static_cast<std::size_t>(key)] : f.rollback;
+}
+
+// --tool-faults's keys for the shared name=value reader (core/weights.hpp).
+const WeightWords& key_words() {
+  static const WeightWords words{
+      "tool-faults", "key", "transport=0.01,exec=0.02", kKeys,
+      [](std::string_view name) {
+        for (int key = 0; key < kKeyCount; ++key)
+          if (key_name(key) == name) return static_cast<std::size_t>(key);
+        throw InputError(fmt::format("tool-faults key '{}' is not a key: use {}", name.substr(0, 100), kKeys));
+      },
+      [](std::size_t key) { return key_name(static_cast<int>(key)); }};
+  return words;
 }
 
 }  // namespace
@@ -82,43 +95,17 @@ void validate(const ToolFaults& faults) {
 }
 
 ToolFaults parse_tool_faults(std::string_view spec) {
-  if (spec.empty())
-    throw InputError(fmt::format("tool-faults = '' is empty: give key=P pairs such as transport=0.01,exec=0.02 "
-                                 "(keys: {})", kKeys));
+  const std::vector<double> values =
+      parse_named_weights(spec, kKeyCount, key_words(), ValueRange{.max = 1.0, .total_may_be_zero = true, .value = "P"});
   ToolFaults faults;
-  std::array<bool, kKeyCount> seen{};
-  std::size_t start = 0;
-  while (start <= spec.size()) {
-    const std::size_t comma = std::min(spec.find(',', start), spec.size());
-    const std::string_view item = spec.substr(start, comma - start);
-    const std::size_t eq = item.find('=');
-    if (eq == std::string_view::npos)
-      throw InputError(fmt::format("tool-faults item '{}' in '{}' is not key=P (e.g. transport=0.01; keys: {})", item,
-                                   spec, kKeys));
-    const std::string_view name = item.substr(0, eq);
-    int key = 0;
-    while (key < kKeyCount && key_name(key) != name) ++key;
-    if (key == kKeyCount)
-      throw InputError(fmt::format("tool-faults key '{}' in '{}' is not a key: use {}", name, spec, kKeys));
-    if (seen[static_cast<std::size_t>(key)])
-      throw InputError(fmt::format("tool-faults = '{}' names '{}' twice: give each key at most once", spec, name));
-    seen[static_cast<std::size_t>(key)] = true;
-    const std::string_view text = item.substr(eq + 1);
-    const std::optional<double> value = parse_number<double>(text);
-    if (!value || !(*value >= 0.0 && *value <= 1.0))
-      throw InputError(fmt::format("tool-faults {} = '{}' is out of range: it must be a number in [0, 1]", name, text));
-    key_value(faults, key) = *value;
-    start = comma + 1;
-  }
+  for (int key = 0; key < kKeyCount; ++key) key_value(faults, key) = values[static_cast<std::size_t>(key)];
   return faults;
 }
 
 std::string to_string(const ToolFaults& faults) {
-  std::string s;
-  for (int key = 0; key < kKeyCount; ++key) {
-    const double x = key_value(faults, key);
-    if (x > 0.0) s += fmt::format("{}{}={}", s.empty() ? "" : ",", key_name(key), x);
-  }
+  std::vector<double> values(kKeyCount);
+  for (int key = 0; key < kKeyCount; ++key) values[static_cast<std::size_t>(key)] = key_value(faults, key);
+  const std::string s = named_weights_string(values, key_words());
   return s.empty() ? "none" : s;
 }
 

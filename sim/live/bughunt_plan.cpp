@@ -19,19 +19,6 @@ constexpr std::array<std::string_view, kPageFaults> kNames{"reset", "503", "slow
 
 std::string all_names() { return fmt::format("{}", fmt::join(kNames, ", ")); }
 
-PageFault pick(const PageFaultWeights& w, double total, double u) {
-  double cum = 0.0;
-  int last = 0;
-  for (int k = 0; k < kPageFaults; ++k) {
-    const double x = w.weight[static_cast<std::size_t>(k)];
-    if (x <= 0.0) continue;
-    last = k;
-    cum += x;
-    if (u * total < cum) return static_cast<PageFault>(k);
-  }
-  return static_cast<PageFault>(last);  // u * total rounded up to the total
-}
-
 const WeightWords& fault_words();
 
 }  // namespace
@@ -91,8 +78,9 @@ std::vector<BughuntRun> draw_bughunt_plan(const Model& model, Tester tester, int
     for (int load = 0; load < most; ++load) {
       const bool bad = rng::uniform(seed, rng::Stream::page_load, run, static_cast<std::uint64_t>(load)) < p_bad;
       failed.push_back(bad);
-      r.loads.push_back(bad ? PageLoad(pick(weights, total, rng::uniform(seed, rng::Stream::page_fault, run,
-                                                                          static_cast<std::uint64_t>(load))))
+      r.loads.push_back(bad ? PageLoad(static_cast<PageFault>(pick_by_weight(
+                                  weights.weight, total,
+                                  rng::uniform(seed, rng::Stream::page_fault, run, static_cast<std::uint64_t>(load)))))
                             : PageLoad());
       last_bad = bad;
       if (!bad || tester == Tester::naive) break;

@@ -101,16 +101,8 @@ ToolFault ToolFaultSource::next() {
   const double p_bad = k == 0 ? model_.p : last_bad_ ? model_.q : model_.p0();
   last_bad_ = rng::uniform(seed_, rng::Stream::tool_call, 0, k) < p_bad;
   if (!last_bad_) return ToolFault::ok;
-  const double u = rng::uniform(seed_, rng::Stream::tool_fault, 0, k) * total_;
-  double cum = 0.0;
-  std::size_t last = 0;
-  for (std::size_t i = 0; i < weights_.weight.size(); ++i) {
-    if (weights_.weight[i] <= 0.0) continue;
-    last = i;
-    cum += weights_.weight[i];
-    if (u < cum) return static_cast<ToolFault>(i + 1);
-  }
-  return static_cast<ToolFault>(last + 1);  // u rounded up to the total
+  return static_cast<ToolFault>(
+      1 + pick_by_weight(weights_.weight, total_, rng::uniform(seed_, rng::Stream::tool_fault, 0, k)));
 }
 
 }  // namespace relsim::tools
