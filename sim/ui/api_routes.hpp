@@ -16,9 +16,10 @@ net::awaitable<bool> serve(UiConnection& conn, Request& request);
 // pause, a dropped one cut off half-way (the connection then closes); GET
 // and DELETE get 405 (no server-initiated stream, no sessions).
 net::awaitable<bool> serve_mcp(UiConnection& conn, Request& request);
-// A refusal made before a request is read whole (413, 431, 400), as the
-// tools site answers it: the same status with a JSON-RPC error body.
-Reply as_jsonrpc_error(Reply reply);
+// The tools site's error replies (mcp_route.cpp), its refusals before a
+// request is read whole (413, 431, 400) included: the status with a JSON-RPC
+// error body, id null, code -32600.
+Reply jsonrpc_reply(int status, std::string_view message, Headers headers = {});
 
 // GET /api/simulate/stream (event_stream.cpp): the command's progress and
 // result as server-sent events; the connection ends with the stream.

@@ -4,18 +4,11 @@
 // off half-way.
 #include <fmt/format.h>
 
-#include "relsim/core/json.hpp"
 #include "relsim/live/tools/mcp_service.hpp"
 #include "ui/api_routes.hpp"
 
 namespace relsim::ui {
 namespace {
-
-constexpr int kInvalidRequest = -32600;
-
-Reply rpc_reply(int status, std::string_view message, Headers headers = {}) {
-  return Reply{status, std::string(kJson), tools::jsonrpc_error(kInvalidRequest, message), std::move(headers)};
-}
 
 std::string_view path_of(const Request& request) {
   const std::string_view raw(request.target().data(), request.target().size());
@@ -24,24 +17,21 @@ std::string_view path_of(const Request& request) {
 
 }  // namespace
 
-Reply as_jsonrpc_error(Reply reply) {
-  const Json body = Json::parse(reply.body, nullptr, false);
-  const std::string message = body.is_object() && body.contains("error") && body["error"].is_string()
-                                  ? body["error"].get<std::string>()
-                                  : std::string("the request was refused");
-  return rpc_reply(reply.status, message, std::move(reply.headers));
+Reply jsonrpc_reply(int status, std::string_view message, Headers headers) {
+  constexpr int kInvalidRequest = -32600;
+  return Reply{status, std::string(kJson), tools::jsonrpc_error(kInvalidRequest, message), std::move(headers)};
 }
 
 net::awaitable<bool> serve_mcp(UiConnection& conn, Request& request) {
   const bool keep = request.keep_alive();
   if (path_of(request) != "/mcp")
     co_return co_await conn.send(
-        rpc_reply(404, fmt::format("unknown path '{}': the MCP endpoint is /mcp", path_of(request).substr(0, 200))), keep);
+        jsonrpc_reply(404, fmt::format("unknown path '{}': the MCP endpoint is /mcp", path_of(request).substr(0, 200))), keep);
   if (request.method() != http::verb::post) {
     // Built outside the co_await: GCC 12 rejects a braced list inside one.
     Headers allow;
     allow.emplace_back("allow", "POST");
-    Reply refusal = rpc_reply(405,
+    Reply refusal = jsonrpc_reply(405,
                               fmt::format("method {} is not allowed on /mcp: POST one JSON-RPC message (this server "
                                           "opens no stream and keeps no session)",
                                           std::string_view(request.method_string().data(),
@@ -52,7 +42,7 @@ net::awaitable<bool> serve_mcp(UiConnection& conn, Request& request) {
   }
   const auto type = request[http::field::content_type];
   if (!wire::lower_case(std::string(type.data(), type.size())).starts_with("application/json"))
-    co_return co_await conn.send(rpc_reply(415, "the body must be JSON: send content-type: application/json"), keep);
+    co_return co_await conn.send(jsonrpc_reply(415, "the body must be JSON: send content-type: application/json"), keep);
 
   tools::McpService& service = *conn.context().config.tools;
   const tools::McpAnswer answer = service.handle(request.body());

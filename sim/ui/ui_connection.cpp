@@ -81,8 +81,8 @@ net::awaitable<std::optional<Request>> UiConnection::read_request(bool first) {
   parser.body_limit(static_cast<std::uint64_t>(config.max_body_bytes));
   co_await http::async_read_header(stream_, buffer_, parser, redirect(ec));
   if (!ec && parser.get().target().size() > kMaxTargetBytes) {
-    co_await refuse(json_error(414, fmt::format("the request target is {} bytes long: at most {} are allowed",
-                                                parser.get().target().size(), kMaxTargetBytes)));
+    co_await refuse(414, fmt::format("the request target is {} bytes long: at most {} are allowed",
+                                     parser.get().target().size(), kMaxTargetBytes));
     co_return std::nullopt;
   }
   if (!ec && !co_await read_body(parser, ec)) co_return std::nullopt;
@@ -128,23 +128,26 @@ bool UiConnection::request_line_too_long() const {
 net::awaitable<void> UiConnection::refuse_after(error_code ec) {
   if (ec == http::error::header_limit) {
     if (request_line_too_long())
-      co_await refuse(json_error(414, fmt::format("the request target is over {} bytes", kMaxTargetBytes)));
+      co_await refuse(414, fmt::format("the request target is over {} bytes", kMaxTargetBytes));
     else
-      co_await refuse(json_error(431, fmt::format("the request headers exceed {} bytes", kHeaderLimit)));
+      co_await refuse(431, fmt::format("the request headers exceed {} bytes", kHeaderLimit));
   } else if (ec == http::error::body_limit) {
-    co_await refuse(json_error(413, fmt::format("the request body is too large: at most {} bytes for POST /api/audit, "
-                                                "{} for any other request",
-                                                context_.config.max_body_bytes, kSmallBodyLimit)));
+    co_await refuse(413, fmt::format("the request body is too large: at most {} bytes for POST /api/audit, "
+                                     "{} for any other request",
+                                     context_.config.max_body_bytes, kSmallBodyLimit));
   } else if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
              ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    co_await refuse(json_error(400, fmt::format("malformed HTTP request: {}", ec.message())));
+    co_await refuse(400, fmt::format("malformed HTTP request: {}", ec.message()));
   }
 }
 
 // Answers, then closes after draining what the client still sends (a
-// lingering close), so that it reads the status rather than a reset.
-net::awaitable<void> UiConnection::refuse(Reply reply) {
-  if (context_.config.site == Site::tools) reply = as_jsonrpc_error(std::move(reply));
+// lingering close), so that it reads the status rather than a reset. The
+// body is the site's error: {"error": ...}, or a JSON-RPC error on the MCP
+// tools site.
+net::awaitable<void> UiConnection::refuse(int status, std::string message) {
+  const Reply reply =
+      context_.config.site == Site::tools ? jsonrpc_reply(status, message) : json_error(status, message);
   if (!co_await write(serialize(reply, false))) co_return;
   error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ec);

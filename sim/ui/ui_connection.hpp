@@ -91,7 +91,7 @@ class UiConnection : public std::enable_shared_from_this<UiConnection> {
   net::awaitable<std::optional<Request>> read_request(bool first);
   net::awaitable<bool> read_body(http::request_parser<http::string_body>& parser, error_code& ec);
   net::awaitable<void> refuse_after(error_code ec);
-  net::awaitable<void> refuse(Reply reply);
+  net::awaitable<void> refuse(int status, std::string message);
   bool request_line_too_long() const;
   void watch(std::shared_ptr<CommandJob> job);
   void close();

@@ -40,6 +40,12 @@ Json text_result(std::string text, bool is_error) {
   return result;
 }
 
+// Absent params or arguments read as this, without copying a present one.
+const Json& empty_object() {
+  static const Json empty = Json::object();
+  return empty;
+}
+
 std::string_view stage_of(ToolFault fault, ToolStage tool) {
   if (fault == ToolFault::timeout || fault == ToolFault::drop) return "transport";
   return to_string(tool);
@@ -93,7 +99,7 @@ McpAnswer McpService::handle(std::string_view body) {
   const auto params_it = message.find("params");
   if (params_it != message.end() && !params_it->is_object())
     return error_answer(id, kInvalidParams, "Invalid params: \"params\" must be an object");
-  const Json params = params_it != message.end() ? *params_it : Json::object();
+  const Json& params = params_it != message.end() ? *params_it : empty_object();
 
   if (method == "initialize") {
     const auto asked = params.find("protocolVersion");
@@ -121,7 +127,7 @@ McpAnswer McpService::call_tool(const Json& id, const Json& params) {
   if (args_it != params.end() && !args_it->is_object())
     return error_answer(id, kInvalidParams, "Invalid params: \"arguments\" must be an object");
   const std::string& name = name_it->get_ref<const std::string&>();
-  const Json arguments = args_it != params.end() ? *args_it : Json::object();
+  const Json& arguments = args_it != params.end() ? *args_it : empty_object();
 
   std::lock_guard lock(mu_);
   const std::uint64_t call = faults_.calls();

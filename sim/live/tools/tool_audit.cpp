@@ -109,7 +109,7 @@ std::optional<std::array<std::string, 3>> schema_break(const std::string& tool, 
 
 // What a report line says, read strictly; the group may wait for the
 // server's log (a task's line).
-AuditedCall read_line(const Json& j, const std::optional<fs::path>& sandbox) {
+AuditedCall read_line(const Json& j, const Sandbox* sandbox) {
   const std::string where = fmt::format("report line {}", j["__line"].get<int>());
   AuditedCall c;
   if (j.contains("task")) {
@@ -141,8 +141,7 @@ AuditedCall read_line(const Json& j, const std::optional<fs::path>& sandbox) {
   std::string why;
   if (sandbox && c.tool == "note_write" && !c.result_accepted && arguments.contains("path") &&
       arguments["path"].is_string() && arguments.contains("text") && arguments["text"].is_string()) {
-    const Sandbox box(*sandbox);
-    const fs::path file = box.resolve(arguments["path"].get<std::string>(), why);
+    const fs::path file = sandbox->resolve(arguments["path"].get<std::string>(), why);
     std::error_code ec;
     const bool there = !file.empty() && fs::is_regular_file(file, ec);
     c.side_effect_left = there && fs::file_size(file, ec) < arguments["text"].get<std::string>().size();
@@ -189,6 +188,8 @@ ToolAudit audit_tool_calls(std::string_view report, const std::optional<std::str
                            const std::optional<fs::path>& sandbox) {
   if (sandbox && !fs::is_directory(*sandbox))
     throw InputError(fmt::format("sandbox = '{}' is not a folder", sandbox->string()));
+  std::optional<Sandbox> box;  // made once: the path guard the server uses
+  if (sandbox) box.emplace(*sandbox);
   ToolAudit audit;
   audit.server_log = server_log.has_value();
   audit.sandbox = sandbox.has_value();
@@ -198,7 +199,7 @@ ToolAudit audit_tool_calls(std::string_view report, const std::optional<std::str
   std::vector<std::pair<std::size_t, std::size_t>> where;  // (harness, call) of each line
   bool tasks = false;
   for (const Json& j : lines) {
-    const AuditedCall c = read_line(j, sandbox);
+    const AuditedCall c = read_line(j, box ? &*box : nullptr);
     const std::string harness = field(j, "harness", &Json::is_string, "a string").get<std::string>();
     auto it = std::find_if(audit.harnesses.begin(), audit.harnesses.end(),
                            [&](const HarnessAudit& h) { return h.harness == harness; });
