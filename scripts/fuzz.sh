@@ -7,24 +7,34 @@
 # build-fuzz/fuzz-runs/TARGET. Prints executions, exec/s, coverage and
 # crashes per target and exits non-zero if any target crashed.
 #
-#   scripts/fuzz.sh [--total-seconds T] [TARGET...]
+#   scripts/fuzz.sh [--total-seconds T] [--jobs J] [--build-only|--no-build] [TARGET...]
 #
 # T (default 420) is the fuzzing time of the whole run, split evenly between
 # the targets (all of tests/fuzz/fuzz_*.cpp, or those named), at least 10 s
 # each: adding a target does not lengthen the run, it shortens each share.
+# Each target is one libFuzzer process on one core for its share; J of them
+# (default: the number of cores) run at once, so the run takes about T / J
+# seconds of wall time and every target gets the same fuzzing as one at a
+# time would. --build-only stops after the build (scripts/test.sh builds
+# while other tests run), --no-build runs what is built.
 # A crash input reproduces with build-fuzz/fuzz/TARGET FILE; keep it under
 # tests/fuzz/regressions/TARGET/ and as a test in tests/unit/fuzz_regression_test.cpp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 total=420
+jobs=$(nproc)
+phase=all
 targets=()
 while (($#)); do
   case $1 in
     --total-seconds) total=${2:-}; shift 2 || { echo "fuzz.sh: --total-seconds needs a value" >&2; exit 2; } ;;
     --total-seconds=*) total=${1#--total-seconds=}; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "fuzz.sh: unknown option '$1' (use --total-seconds T and target names)" >&2; exit 2 ;;
+    --jobs) jobs=${2:-}; shift 2 || { echo "fuzz.sh: --jobs needs a value" >&2; exit 2; } ;;
+    --build-only) phase=build; shift ;;
+    --no-build) phase=run; shift ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "fuzz.sh: unknown option '$1' (use --total-seconds T, --jobs J, --build-only, --no-build and target names)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -32,16 +42,24 @@ if ! [[ $total =~ ^[0-9]+$ ]] || ((total < 1 || total > 604800)); then
   echo "fuzz.sh: --total-seconds '$total' is out of range: it must be an integer in [1, 604800]" >&2
   exit 2
 fi
+if ! [[ $jobs =~ ^[0-9]+$ ]] || ((jobs < 1 || jobs > 256)); then
+  echo "fuzz.sh: --jobs '$jobs' is out of range: it must be an integer in [1, 256]" >&2
+  exit 2
+fi
 
 start=$SECONDS
-scripts/install-deps.sh clang libclang-rt-dev libomp-dev  # libFuzzer, ASan, UBSan; OpenMP for clang
 build=build-fuzz
-cxx=$(command -v clang++ || command -v clang++-14 || true)
-[ -n "$cxx" ] || { echo "fuzz.sh: no clang++ found (apt-get install clang)" >&2; exit 1; }
-[ -f $build/CMakeCache.txt ] || cmake -S . -B $build -G Ninja -DCMAKE_CXX_COMPILER="$cxx" \
-  -DCMAKE_BUILD_TYPE=Release -DRELSIM_FUZZ=ON -DRELSIM_BUILD_TESTS=OFF -DRELSIM_BUILD_BENCH=OFF \
-  -DRELSIM_MPI=OFF >/dev/null
-cmake --build $build --parallel "$(nproc)"
+if [[ $phase != run ]]; then
+  scripts/install-deps.sh clang libclang-rt-dev libomp-dev  # libFuzzer, ASan, UBSan; OpenMP for clang
+  cxx=$(command -v clang++ || command -v clang++-14 || true)
+  [ -n "$cxx" ] || { echo "fuzz.sh: no clang++ found (apt-get install clang)" >&2; exit 1; }
+  [ -f $build/CMakeCache.txt ] || cmake -S . -B $build -G Ninja -DCMAKE_CXX_COMPILER="$cxx" \
+    -DCMAKE_BUILD_TYPE=Release -DRELSIM_FUZZ=ON -DRELSIM_BUILD_TESTS=OFF -DRELSIM_BUILD_BENCH=OFF \
+    -DRELSIM_MPI=OFF >/dev/null
+  cmake --build $build --parallel "$(nproc)"
+  echo "fuzz.sh: build $((SECONDS - start)) s" >&2
+  [[ $phase == build ]] && exit 0
+fi
 
 if ((${#targets[@]} == 0)); then
   for f in tests/fuzz/fuzz_*.cpp; do targets+=("$(basename "$f" .cpp)"); done
@@ -52,47 +70,67 @@ seconds=$((total / ${#targets[@]}))
 echo "fuzz.sh: ${#targets[@]} targets, ${seconds} s each (--total-seconds $total)" >&2
 
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
-failed=()
-rows=()
 for t in "${targets[@]}"; do
-  exe=$build/fuzz/$t
-  [ -x "$exe" ] || { echo "fuzz.sh: no target '$t' (have: $(ls $build/fuzz | tr '\n' ' '))" >&2; exit 2; }
-  run=$build/fuzz-runs/$t
+  [ -x "$build/fuzz/$t" ] || { echo "fuzz.sh: no target '$t' (have: $(ls $build/fuzz | tr '\n' ' '))" >&2; exit 2; }
+done
+
+# fuzz_one TARGET: the kept findings, then the target for its share; writes
+# its table row to fuzz-runs/TARGET/row and "ok" or "failed" to .../status.
+fuzz_one() {
+  local t=$1 exe=$build/fuzz/$1 run=$build/fuzz-runs/$1 status=ok
   rm -rf "$run"
   mkdir -p "$run/corpus" "$run/artifacts"
   cp tests/fuzz/corpus/"$t"/* "$run/corpus/"
-  args=(-timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=8192 -print_final_stats=1
-        -artifact_prefix="$run/artifacts/")
+  local args=(-timeout=30 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=8192 -print_final_stats=1
+              -artifact_prefix="$run/artifacts/")
   [ -f tests/fuzz/dict/"$t".dict ] && args+=(-dict=tests/fuzz/dict/"$t".dict)
 
   # The kept findings first: each must pass now.
   if compgen -G "tests/fuzz/regressions/$t/*" >/dev/null; then
     if ! "$exe" "${args[@]}" tests/fuzz/regressions/"$t"/* >"$run/regressions.log" 2>&1; then
       echo "fuzz.sh: $t fails a kept finding (tests/fuzz/regressions/$t); see $run/regressions.log" >&2
-      failed+=("$t")
+      status=failed
     fi
   fi
 
   echo "fuzz.sh: $t for ${seconds} s" >&2
-  rc=0
+  local rc=0
   "$exe" "${args[@]}" -max_total_time="$seconds" "$run/corpus" >"$run/fuzz.log" 2>&1 || rc=$?
   stat_of() { sed -n "s/^stat::$1: *//p" "$run/fuzz.log" | tail -1; }
   cov() { grep -aE "^#[0-9]+[[:space:]]+$1 " "$run/fuzz.log" | tail -1 | sed -n 's/.* cov: \([0-9]*\).*/\1/p'; }
+  local crashes seeds units
   crashes=$(find "$run/artifacts" -type f | wc -l)
   seeds=$(find tests/fuzz/corpus/"$t" -type f | wc -l)
   units=$(find "$run/corpus" -type f | wc -l)
-  rows+=("$(printf '%-22s %10s %8s %6s -> %-6s %5s -> %-6s %7s' "$t" "$(stat_of number_of_executed_units)" \
-    "$(stat_of average_exec_per_sec)" "$(cov INITED)" "$(cov DONE)" "$seeds" "$units" "$crashes")")
+  printf '%-22s %10s %8s %6s -> %-6s %5s -> %-6s %7s\n' "$t" "$(stat_of number_of_executed_units)" \
+    "$(stat_of average_exec_per_sec)" "$(cov INITED)" "$(cov DONE)" "$seeds" "$units" "$crashes" >"$run/row"
   if ((rc != 0 || crashes > 0)); then
-    failed+=("$t")
+    status=failed
     echo "fuzz.sh: $t crashed (exit $rc); inputs in $run/artifacts, log $run/fuzz.log:" >&2
     grep -E "ERROR|SUMMARY|runtime error|deadly signal|Test unit written" "$run/fuzz.log" | head -10 >&2 || true
   fi
-done
+  echo "$status" >"$run/status"
+}
 
+# J targets at a time, each in its own process.
+running=0
+for t in "${targets[@]}"; do
+  if ((running == jobs)); then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+wait
+
+failed=()
 printf '%-22s %10s %8s %16s %16s %7s\n' target executions exec/s "cov (edges)" "corpus (units)" crashes
-printf '%s\n' "${rows[@]}"
-echo "fuzz.sh: ${#targets[@]} targets, ${seconds} s each (--total-seconds $total), $((SECONDS - start)) s in all"
+for t in "${targets[@]}"; do
+  cat "$build/fuzz-runs/$t/row" 2>/dev/null || echo "$t: no result"
+  [[ $(cat "$build/fuzz-runs/$t/status" 2>/dev/null) == ok ]] || failed+=("$t")
+done
+echo "fuzz.sh: ${#targets[@]} targets, ${seconds} s each (--total-seconds $total), $jobs at a time, $((SECONDS - start)) s in all"
 if ((${#failed[@]})); then
   echo "fuzz.sh: FAILED: ${failed[*]}" >&2
   exit 1

@@ -1,31 +1,68 @@
 #!/usr/bin/env bash
-# Installs every Debian package relsim's build and tests need. Quick when
-# they are all there already: apt-get runs only for what is missing.
-# Arguments name extra packages (scripts/sanitize.sh passes the clang and
-# OpenMP runtime its ThreadSanitizer build needs).
+# Installs the Debian packages relsim needs. Quick when they are all there
+# already: apt-get runs only for what is missing.
+#
+#   scripts/install-deps.sh                 # what building relsim and running relsim demo need (scripts/main.sh)
+#   scripts/install-deps.sh --tests         # and what the tests need: GoogleTest, Google Benchmark, Open MPI,
+#                                           # Node.js and npm, chromium, Jupyter (scripts/test.sh)
+#   scripts/install-deps.sh [--tests] PKG...  # and these (scripts/sanitize.sh, scripts/fuzz.sh: clang and its runtimes)
+#
+# A package that is missing and cannot be installed (not root, or apt-get
+# failed) is named on one line with the command that installs it; the exit
+# code is then 1.
 set -euo pipefail
-packages=(
+build=(
   cmake ninja-build g++ pkg-config
   libeigen3-dev libboost-math-dev libfmt-dev libcli11-dev librandom123-dev nlohmann-json3-dev
+)
+tests=(
   libgtest-dev libgmock-dev libbenchmark-dev
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev  # tests/mpi: mpirun -np 2 relsim
   python3
-  nodejs  # tests/sdk/sdk_test.cpp runs the official TypeScript SDK (npm ci installs it into build/sdk)
+  nodejs  # tests/sdk, tests/harnesses, tests/browser: the official SDKs and playwright-core (npm ci)
   chromium  # the browser tests (tests/browser/, label browser), driven by playwright-core from npm, which downloads no browser
   jupyter-nbconvert python3-ipykernel python3-pandas python3-matplotlib  # notebooks/ (scripts/run_notebooks.sh)
+  dpkg-dev  # dpkg-shlibdeps: the .deb's Depends (tests/package, cpack)
 )
+packages=("${build[@]}")
+if [[ ${1:-} == --tests ]]; then
+  shift
+  packages+=("${tests[@]}")
+  # Debian's nodejs has no npm: that is the separate package npm. NodeSource's
+  # nodejs ships npm itself and conflicts with Debian's npm, so ask for npm
+  # only when there is no npm command.
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
+fi
 packages+=("$@")
-# Debian's nodejs has no npm: that is the separate package npm. NodeSource's
-# nodejs ships npm itself and conflicts with Debian's npm, so ask for npm only
-# when there is no npm command.
-command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if ((${#missing[@]})); then
-  echo "install-deps: installing ${missing[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq "${missing[@]}" >/dev/null
+((${#missing[@]})) || exit 0
+
+# One line per package that is still missing, with the command that installs it.
+name_missing() {
+  local why=$1 p
+  for p in "${missing[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      echo "install-deps: missing package $p ($why): apt-get install $p" >&2
+  done
+  exit 1
+}
+if ((EUID != 0)); then
+  name_missing "not root, so not installed here"
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+# The build's own packages without their recommends (documentation, extra
+# tools: a bare machine's first build waits for none of them); the tests'
+# with them, as they have always been installed.
+first=() rest=()
+for p in "${missing[@]}"; do
+  if [[ " ${build[*]} " == *" $p "* ]]; then first+=("$p"); else rest+=("$p"); fi
+done
+if ! { apt-get update -qq &&
+       { ((${#first[@]} == 0)) || apt-get install -y -qq --no-install-recommends "${first[@]}" >/dev/null; } &&
+       { ((${#rest[@]} == 0)) || apt-get install -y -qq "${rest[@]}" >/dev/null; }; }; then
+  name_missing "apt-get failed"
 fi

@@ -41,7 +41,7 @@ for module in ipykernel pandas matplotlib; do
   /usr/bin/python3 -c "import $module" 2>/dev/null || missing+=("python3 $module")
 done
 if ((${#missing[@]})); then
-  reason="missing $(IFS=,; echo "${missing[*]}" | sed 's/,/, /g') (run scripts/install-deps.sh)"
+  reason="missing $(IFS=,; echo "${missing[*]}" | sed 's/,/, /g') (run scripts/install-deps.sh --tests)"
   if [[ ${CI:-} == true ]]; then
     echo "run_notebooks: FAILED under CI=true: $reason" >&2
     exit 1

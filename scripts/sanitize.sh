@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds relsim with sanitizers and runs the tests under them (issue 8).
 #
-#   scripts/sanitize.sh asan [ctest args...]  # GCC, AddressSanitizer + UBSan, every label but notebooks, harnesses, wallclock and browser
-#   scripts/sanitize.sh tsan [ctest args...]  # clang-14, ThreadSanitizer, every label but notebooks, harnesses, wallclock, browser and mpi
+#   scripts/sanitize.sh asan [ctest args...]  # GCC, AddressSanitizer + UBSan, every label but notebooks, harnesses, wallclock, browser and package
+#   scripts/sanitize.sh tsan [ctest args...]  # clang-14, ThreadSanitizer, every label but notebooks, harnesses, wallclock, browser, package and mpi
 #   scripts/sanitize.sh all                   # both, asan first
+#   scripts/sanitize.sh asan|tsan --build     # configure and build only (scripts/test.sh builds one
+#   scripts/sanitize.sh asan|tsan --test      #   while the previous step's tests run); test only
 #
 # Extra arguments go to ctest (for example `-R Enumerate` or `-L unit`) and
 # replace the default test selection (by ctest label: tests/CMakeLists.txt).
@@ -26,7 +28,8 @@
 # The browser label (the workbench in chromium) is left out as well: the
 # page's checks are the same with or without sanitizers and chromium's start
 # dominates the run; the ui server's own tests in tests/live still run under
-# both.
+# both. The package label (cpack and the unpacked .deb) is left out: it
+# checks the Release build's package, not code a sanitizer could instrument.
 #
 # Suppressions live in tests/sanitizers/, each with the reason it exists
 # (only lsan.supp, for Open MPI; TSan needs none).
@@ -34,12 +37,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-  echo "usage: scripts/sanitize.sh asan|tsan|all [ctest args...]" >&2
+  echo "usage: scripts/sanitize.sh asan|tsan|all [--build|--test] [ctest args...]" >&2
   exit 2
 }
 (($# >= 1)) || usage
 mode=$1
 shift
+phase=all
+case ${1:-} in
+  --build) phase=build; shift ;;
+  --test) phase=test; shift ;;
+esac
 
 jobs=$(nproc)
 supp=$PWD/tests/sanitizers
@@ -47,43 +55,56 @@ supp=$PWD/tests/sanitizers
 # Seconds since the epoch, for the build and test times printed at the end.
 now() { date +%s; }
 
-# configure DIR CMAKE_ARGS...: -O1 -g keeps the sanitized tests fast enough
-# for CI and the reports readable; NDEBUG stays off so RELSIM_ASSERT and
-# assert() are checked as well. No benches: they are always Release.
+# configure DIR DEBUG_FLAG CMAKE_ARGS...: -O1 keeps the sanitized tests fast
+# enough for CI; NDEBUG stays off so RELSIM_ASSERT and assert() are checked as
+# well. Debug information is line tables only (DEBUG_FLAG: -g1 for GCC,
+# -gline-tables-only for clang): the reports' stack traces keep every frame,
+# inlined ones included, with file and line, at a fraction of full -g's
+# compile time. The executables are linked without PIE: an instrumented
+# relsim holds about two million relative relocations (UBSan's type and
+# source descriptors), which the loader would apply at every start, 0.3 s of
+# every one of the suite's thousands of processes; without PIE the linker
+# resolves them once. No benches: they are always Release.
 configure() {
-  local dir=$1
-  shift
+  local dir=$1 debug=$2
+  shift 2
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DRELSIM_BUILD_BENCH=OFF "$@" >/dev/null
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 $debug" -DRELSIM_BUILD_BENCH=OFF "$@" >/dev/null
 }
 
-# run NAME DIR CTEST_ARGS...: builds DIR and runs ctest in it, timing both.
+# run NAME DIR CTEST_ARGS...: builds DIR and runs ctest in it (the phases
+# --build and --test asked for), timing each.
 run() {
   local name=$1 dir=$2
   shift 2
-  local t0 t1 t2
-  t0=$(now)
-  cmake --build "$dir" --parallel "$jobs"
-  t1=$(now)
-  local status=0
-  ctest --test-dir "$dir" --output-on-failure --no-tests=error --parallel "$jobs" "$@" || status=$?
-  t2=$(now)
-  printf 'sanitize %s: build %dm%02ds, tests %dm%02ds, ctest exit %d\n' "$name" \
-    $(((t1 - t0) / 60)) $(((t1 - t0) % 60)) $(((t2 - t1) / 60)) $(((t2 - t1) % 60)) "$status" >&2
+  local t0 status=0
+  if [[ $phase != test ]]; then
+    t0=$(now)
+    cmake --build "$dir" --parallel "$jobs" || status=$?
+    printf 'sanitize %s: build %dm%02ds, exit %d\n' "$name" $((($(now) - t0) / 60)) $((($(now) - t0) % 60)) \
+      "$status" >&2
+    ((status == 0)) || return "$status"
+  fi
+  if [[ $phase != build ]]; then
+    t0=$(now)
+    ctest --test-dir "$dir" --output-on-failure --no-tests=error --parallel "$jobs" "$@" || status=$?
+    printf 'sanitize %s: tests %dm%02ds, ctest exit %d\n' "$name" $((($(now) - t0) / 60)) $((($(now) - t0) % 60)) \
+      "$status" >&2
+  fi
   return "$status"
 }
 
 asan() {
-  scripts/install-deps.sh
+  scripts/install-deps.sh --tests
   # -fno-sanitize-recover makes every UBSan finding fatal, as ASan's are;
   # _GLIBCXX_ASSERTIONS adds the bounds checks ASan cannot do (an index past
   # size() but inside a vector's capacity).
-  local flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -D_GLIBCXX_ASSERTIONS"
-  configure build-asan -DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_FLAGS="$flags" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+  local flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -D_GLIBCXX_ASSERTIONS -fno-pie"
+  [[ $phase == test ]] || configure build-asan -g1 -DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined -no-pie" \
     -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
   local args=("$@")
-  ((${#args[@]})) || args=(-LE '^(notebooks|harnesses|wallclock|browser)$')
+  ((${#args[@]})) || args=(-LE '^(notebooks|harnesses|wallclock|browser|package)$')
   local asan_options=detect_leaks=1:abort_on_error=1:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1
   # The Mpi tests' ranks (mpirun relsim ...): Open MPI sets the variables of
   # mca_base_env_list in each rank only. The slow unwinder there gives leak
@@ -100,15 +121,16 @@ asan() {
 }
 
 tsan() {
-  scripts/install-deps.sh clang-14 libomp-14-dev libclang-rt-14-dev
-  local flags="-fsanitize=thread -fno-omit-frame-pointer"
-  configure build-tsan -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_CXX_FLAGS="$flags" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread"
+  scripts/install-deps.sh --tests clang-14 libomp-14-dev libclang-rt-14-dev
+  local flags="-fsanitize=thread -fno-omit-frame-pointer -fno-pie"
+  [[ $phase == test ]] || configure build-tsan -gline-tables-only -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread -no-pie" \
+    -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread"
   # The mpi label is left out: Open MPI (uninstrumented) runs its own
   # progress threads in each rank, which TSan cannot follow; the ranks
   # themselves are processes and share no memory.
   local args=("$@")
-  ((${#args[@]})) || args=(-LE '^(notebooks|harnesses|wallclock|browser|mpi)$')
+  ((${#args[@]})) || args=(-LE '^(notebooks|harnesses|wallclock|browser|package|mpi)$')
   # OMP_NUM_THREADS=4 on two cores so OpenMP regions really run threads
   # side by side (tests that set their own thread count keep it).
   # ignore_noninstrumented_modules: libomp's own bookkeeping (its locks,

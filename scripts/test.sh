@@ -2,14 +2,21 @@
 # Quick start, second command: install, build, run every test. This is what
 # .ci/run runs. In order, stopping at the first failure:
 #   1. the Release build's ctest, every label (unit, e2e, live, load, mpi,
-#      sdk, notebooks; ctest fails when it finds no test at all);
+#      sdk, package, harnesses, browser, wallclock, notebooks; ctest fails
+#      when it finds no test at all);
 #   2. the same suite under AddressSanitizer + UBSan, then under
 #      ThreadSanitizer (scripts/sanitize.sh asan, tsan; build-asan, build-tsan);
 #   3. the libFuzzer targets for 420 s in all, split evenly between them
-#      (scripts/fuzz.sh; build-fuzz).
+#      and run two at a time (scripts/fuzz.sh; build-fuzz).
+# The build each step needs next is compiled while the step before runs its
+# tests, at the lowest CPU and I/O priority (nice 19, ionice idle): it takes
+# the cycles the tests leave (the harnesses, the browser and the wall-clock
+# tests spend most of their time waiting), and a test that wants a core gets
+# it first. Each step prints its wall time as it ends, and the steps' times
+# and the total are printed last, whether the run passed or not.
 #
-#   scripts/test.sh           # all three (about 40 minutes on 2 idle cores, first time)
-#   scripts/test.sh --quick   # step 1 only (about 6 minutes, a minute once built)
+#   scripts/test.sh           # all three (about 30 minutes on 2 idle cores from a clean clone)
+#   scripts/test.sh --quick   # step 1 only (about 12 minutes from clean, 6 once built)
 #   scripts/test.sh --unit    # the Release build's unit label only (ctest -L unit; seconds once built)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,17 +25,91 @@ case ${1:-} in
   "") ;;
   --quick) mode=quick ;;
   --unit) mode=unit ;;
-  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "test.sh: unknown argument '$1' (use --quick, --unit or nothing)" >&2; exit 2 ;;
 esac
-scripts/install-deps.sh
-scripts/build.sh
-if [[ $mode == unit ]]; then
-  ctest --test-dir build --output-on-failure --no-tests=error --parallel "$(nproc)" -L unit
-  exit 0
-fi
-ctest --test-dir build --output-on-failure --no-tests=error --parallel "$(nproc)"
-[[ $mode == quick ]] && exit 0
-scripts/sanitize.sh asan
-scripts/sanitize.sh tsan
-scripts/fuzz.sh --total-seconds 420
+
+start=$SECONDS
+rows=()
+minutes() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+summary() {
+  printf '%s\n' "${rows[@]}" >&2
+  echo "test.sh: total $(minutes $((SECONDS - start)))" >&2
+}
+# record NAME SECONDS STATUS: one row of the summary, printed now as well.
+record() {
+  rows+=("$(printf 'test.sh: %-34s %9s%s' "$1" "$(minutes "$2")" "$( (($3 == 0)) || echo "  FAILED (exit $3)")")")
+  echo "${rows[-1]}" >&2
+}
+
+# The build running in the background, if any: its process group, name, log
+# and start.
+bg_pid="" bg_name="" bg_log="" bg_t0=0
+stop_background() {
+  [ -n "$bg_pid" ] && kill -- -"$bg_pid" 2>/dev/null || true
+  bg_pid=""
+}
+trap stop_background EXIT
+fail() {
+  stop_background
+  summary
+  exit "$1"
+}
+# step NAME COMMAND...: runs it, records its wall time, stops the run on failure.
+step() {
+  local name=$1 t0=$SECONDS status=0
+  shift
+  "$@" || status=$?
+  record "$name" $((SECONDS - t0)) "$status"
+  ((status == 0)) || fail "$status"
+}
+# background NAME COMMAND...: starts COMMAND in a process group of its own at
+# the lowest priority, its output to a log that is shown if it fails.
+background() {
+  bg_name=$1 bg_log=build/test-logs/$(echo "$1" | tr -c 'a-z0-9\n' '-').log bg_t0=$SECONDS
+  shift
+  mkdir -p build/test-logs
+  local idle=()
+  command -v ionice >/dev/null && idle=(ionice -c 3)
+  setsid nice -n 19 "${idle[@]}" "$@" >"$bg_log" 2>&1 &
+  bg_pid=$!
+}
+# join: waits for the background build and records it (its own wall time,
+# most of it spent beside the tests).
+join() {
+  local status=0
+  wait "$bg_pid" || status=$?
+  bg_pid=""
+  record "$bg_name (background)" $((SECONDS - bg_t0)) "$status"
+  if ((status != 0)); then
+    tail -40 "$bg_log" >&2
+    fail "$status"
+  fi
+}
+ctest_release() {
+  ctest --test-dir build --output-on-failure --no-tests=error --parallel "$(nproc)" "$@"
+}
+
+# Everything at once, so that no background step waits for apt: the tests'
+# packages, clang-14 and its runtimes for ThreadSanitizer, clang for libFuzzer.
+extra=()
+[[ $mode == all ]] && extra=(clang-14 libomp-14-dev libclang-rt-14-dev clang libclang-rt-dev libomp-dev)
+step install-deps scripts/install-deps.sh --tests "${extra[@]}"
+step "release build" scripts/build.sh
+case $mode in
+  unit) step "release ctest -L unit" ctest_release -L unit ;;
+  quick) step "release ctest" ctest_release ;;
+  all)
+    background "asan+ubsan build" scripts/sanitize.sh asan --build
+    step "release ctest" ctest_release
+    join
+    background "tsan build" scripts/sanitize.sh tsan --build
+    step "asan+ubsan ctest" scripts/sanitize.sh asan --test
+    join
+    background "fuzz build" scripts/fuzz.sh --build-only
+    step "tsan ctest" scripts/sanitize.sh tsan --test
+    join
+    step "fuzz (420 s in all)" scripts/fuzz.sh --no-build --total-seconds 420
+    ;;
+esac
+summary

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/csv.hpp"
+
 namespace relsim::cli {
 namespace {
 
@@ -35,13 +37,6 @@ Json checks_json(const TaskAudit& a) {
 std::string observed_word(const TaskObservation& o) { return o.outcome ? std::string(to_string(*o.outcome)) : ""; }
 
 std::string expected_word(const TaskAudit& a) { return a.ran_off ? "" : a.expected_outcome.name(); }
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 std::string candidates_text(const std::vector<Policy>& list) {
   std::string out;

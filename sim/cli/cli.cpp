@@ -13,6 +13,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/core/files.hpp"
 #include "relsim/core/parse.hpp"
+#include "relsim/core/version.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "cli/commands.hpp"
 #include "cli/unknown_option.hpp"
@@ -133,7 +134,7 @@ Runner on_root(Runner job) {
 
 Commands::Commands() : app("relsim: how often an agent task finishes when model requests fail in bursts", "relsim") {
   app.require_subcommand(1);
-  app.set_version_flag("--version", "relsim 0.1.0");
+  app.set_version_flag("--version", fmt::format("relsim {} (commit {})", version(), commit()));
   // exact, simulate and sweep split their work over MPI ranks themselves.
   runners = {add_exact(app),          on_root(add_check(app)), on_root(add_plan(app)),  on_root(add_oracle(app)),
              add_simulate(app),       add_sweep(app),          on_root(add_demo(app)),  on_root(add_live(app)),

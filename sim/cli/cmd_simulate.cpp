@@ -297,10 +297,10 @@ Json simulate_json(const SimulateSetup& setup, const SimulateReport& r) {
   return j;
 }
 
-using Row = std::function<void(std::string_view, const std::string&)>;
+using RowSink = std::function<void(std::string_view, const std::string&)>;
 
 // The model's rows: the discrete chain, or the time model.
-void model_rows(const SimulateSetup& setup, const Row& row) {
+void model_rows(const SimulateSetup& setup, const RowSink& row) {
   const ChainScope scope = setup.time ? setup.time->scope : setup.model.chain;
   const std::string scope_words =
       scope == ChainScope::fresh ? std::string("fresh") : fmt::format("continuous, {} lanes", setup.config.lanes);
@@ -325,7 +325,7 @@ std::string seconds_interval(const Interval& i) {
                                : fmt::format("[{:.6g}, +inf)", i.low);
 }
 
-void time_rows(const SimulateSetup& setup, const SimulateReport& r, const Row& row) {
+void time_rows(const SimulateSetup& setup, const SimulateReport& r, const RowSink& row) {
   const TimeSimResult& t = *r.timed;
   const std::string level = fmt::format("{:g}%", 100.0 * setup.confidence);
   row("mean seconds", fmt::format("{:.6g} ({} interval {}, sd {:.6g})", t.mean_seconds, level,
@@ -342,7 +342,7 @@ void time_rows(const SimulateSetup& setup, const SimulateReport& r, const Row& r
 std::string simulate_table(const SimulateSetup& setup, const SimulateReport& r) {
   const SimResult& sim = r.sim;
   std::string s = setup.time ? "relsim simulate (time in seconds)\n" : "relsim simulate\n";
-  const Row row = [&](std::string_view name, const std::string& value) {
+  const RowSink row = [&](std::string_view name, const std::string& value) {
     s += fmt::format("  {:<24} {}\n", name, value);
   };
   model_rows(setup, row);

@@ -34,14 +34,6 @@ struct SweepArgs {
   CLI::Option* t_bad_option = nullptr;
 };
 
-// What to give instead of a discrete axis in time mode.
-std::string instead_of(const std::string& name) {
-  if (name == "--p") return "the bad fraction is t_bad / (t_good + t_bad)";
-  if (name == "--q" || name == "--burst-mean") return "bursts come from the mean sojourns --t-good and --t-bad";
-  if (name == "--b") return "the wait before a retry is --backoff, in seconds";
-  return "the time between calls is --think-seconds";
-}
-
 bool given(const std::vector<CLI::Option*>& options) {
   for (const CLI::Option* o : options)
     if (o->count()) return true;
@@ -60,10 +52,7 @@ void time_axes(const SweepArgs& a, SweepGrid& grid) {
                                      o->get_name()));
     return;
   }
-  for (const CLI::Option* o : a.discrete_options)
-    if (o->count())
-      throw InputError(fmt::format("{} does not apply in time mode (--t-good, --t-bad): {}", o->get_name(),
-                                   instead_of(o->get_name())));
+  refuse_discrete_in_time_mode(a.discrete_options);
   if (!a.t_good_option->count()) throw InputError("--t-bad needs --t-good: give both mean sojourns, in seconds");
   if (!a.t_bad_option->count()) throw InputError("--t-good needs --t-bad: give both mean sojourns, in seconds");
   grid.t_good = parse_real_axis(a.t_good, "t-good");

@@ -25,7 +25,7 @@
 namespace relsim::cli {
 namespace {
 
-struct ServeArgs {
+struct ToolsServeArgs {
   int port = 0;
   std::string sandbox;
   std::string log;
@@ -43,7 +43,7 @@ struct ServeArgs {
 };
 
 // Where the calls' faults come from: the plan, the chain, or nowhere.
-tools::ToolFaultSource fault_source(const ServeArgs& a) {
+tools::ToolFaultSource fault_source(const ToolsServeArgs& a) {
   const bool drawn = a.p_option->count() || a.q_option->count() || a.burst_option->count() || a.kinds_option->count() ||
                      a.seed_option->count();
   if (a.plan_option->count()) {
@@ -69,7 +69,7 @@ tools::ToolFaultSource fault_source(const ServeArgs& a) {
   return tools::ToolFaultSource(model, weights, a.seed);
 }
 
-int run_serve(const ServeArgs& a) {
+int run_tools_serve(const ToolsServeArgs& a) {
   if (a.hold_ms < 1 || a.hold_ms > tools::kMaxHoldMs)
     throw InputError(fmt::format("hold-ms = {} is out of range: it must be in [1, {}]", a.hold_ms, tools::kMaxHoldMs));
   tools::ToolsConfig tools_config;
@@ -95,12 +95,12 @@ int run_serve(const ServeArgs& a) {
   return 0;
 }
 
-struct AuditArgs {
+struct ToolsAuditArgs {
   std::string log, server_log, sandbox;
   bool json = false;
 };
 
-int run_audit(const AuditArgs& a) {
+int run_tools_audit(const ToolsAuditArgs& a) {
   const std::string report = read_file(a.log, "log");
   std::optional<std::string> server;
   if (!a.server_log.empty()) server = read_file(a.server_log, "server log");
@@ -119,7 +119,7 @@ int run_audit(const AuditArgs& a) {
 }  // namespace
 
 Runner add_tools(CLI::App& app) {
-  auto a = std::make_shared<ServeArgs>();
+  auto a = std::make_shared<ToolsServeArgs>();
   auto* cmd = app.add_subcommand("tools", "tool calls, the other half of an agent's I/O (docs/tools.md)");
   auto* serve = cmd->add_subcommand(
       "serve",
@@ -145,7 +145,7 @@ Runner add_tools(CLI::App& app) {
       "--kinds", a->kinds,
       "weights of the faults a failed call gets, e.g. timeout=1,truncate=2 (default: all six equally)");
   a->seed_option = add_seed_option(*serve, a->seed, "seeds the calls' faults");
-  auto audit_args = std::make_shared<AuditArgs>();
+  auto audit_args = std::make_shared<ToolsAuditArgs>();
   auto* audit = cmd->add_subcommand(
       "audit",
       "what a harness made of each tool-call fault group: from its report lines (examples/tools/lab.mjs), the\n"
@@ -158,8 +158,8 @@ Runner add_tools(CLI::App& app) {
   audit->add_option("--sandbox", audit_args->sandbox, "the server's sandbox: a failed write's file looked for there");
   audit->add_flag("--json", audit_args->json, "one JSON object: per harness the counts and per_call");
   return [a, serve, audit_args, audit] {
-    if (serve->parsed()) return run_serve(*a);
-    if (audit->parsed()) return run_audit(*audit_args);
+    if (serve->parsed()) return run_tools_serve(*a);
+    if (audit->parsed()) return run_tools_audit(*audit_args);
     throw InputError("relsim tools needs a subcommand: serve or audit (relsim tools --help)");
   };
 }

@@ -124,6 +124,9 @@ struct TimeArgs {
 // Adds the time options to a command that has the model options: in time
 // mode --p is no longer required.
 void add_time_options(CLI::App& cmd, TimeArgs& args);
+// Refuses the first of `discrete` (--p --q --burst-mean --b --g, or sweep's
+// axes of them) that was given, naming what time mode takes instead.
+void refuse_discrete_in_time_mode(const std::vector<CLI::Option*>& discrete);
 
 // --tool-faults --harness: a tool call after each successful model call
 // (docs/tool_model.md), for exact and simulate.

@@ -16,14 +16,6 @@
 namespace relsim::cli {
 namespace {
 
-// What to give instead of a discrete option in time mode.
-std::string instead_of(const std::string& name) {
-  if (name == "--p") return "the bad fraction is t_bad / (t_good + t_bad)";
-  if (name == "--q" || name == "--burst-mean") return "bursts come from the mean sojourns --t-good and --t-bad";
-  if (name == "--b") return "the wait before a retry is --backoff, in seconds";
-  return "the time between calls is --think-seconds";
-}
-
 // A `relsim fit --hidden --json` output's hidden chain: step (k x k, one
 // step per request) and bad (k).
 struct FittedChain {
@@ -76,10 +68,7 @@ void check_mode(const TimeArgs& a) {
                                      o->get_name()));
     return;
   }
-  for (const CLI::Option* o : a.discrete)
-    if (o->count())
-      throw InputError(fmt::format("{} does not apply in time mode (--t-good, --t-bad): {}", o->get_name(),
-                                   instead_of(o->get_name())));
+  refuse_discrete_in_time_mode(a.discrete);
   if (sojourns && hidden)
     throw InputError("--hidden-chain and --t-good/--t-bad both give the chain: use one of them");
   if (sojourns && !a.t_good_option->count())
@@ -93,6 +82,19 @@ void check_mode(const TimeArgs& a) {
 }
 
 }  // namespace
+
+void refuse_discrete_in_time_mode(const std::vector<CLI::Option*>& discrete) {
+  for (const CLI::Option* o : discrete) {
+    if (!o->count()) continue;
+    const std::string& name = o->get_name();
+    const char* instead = name == "--p" ? "the bad fraction is t_bad / (t_good + t_bad)"
+                          : name == "--q" || name == "--burst-mean"
+                              ? "bursts come from the mean sojourns --t-good and --t-bad"
+                          : name == "--b" ? "the wait before a retry is --backoff, in seconds"
+                                          : "the time between calls is --think-seconds";
+    throw InputError(fmt::format("{} does not apply in time mode (--t-good, --t-bad): {}", name, instead));
+  }
+}
 
 bool TimeArgs::timed() const {
   return t_good_option->count() || t_bad_option->count() || (hidden_option != nullptr && hidden_option->count());

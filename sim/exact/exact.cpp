@@ -273,20 +273,21 @@ Eigen::RowVectorXd continuous_start_of(const CallMatrices& c, const Eigen::RowVe
 
 }  // namespace exact_detail
 
-using namespace exact_detail;
-
 ExactResult exact_matrix_from(const Chain& chain, const Eigen::RowVectorXd& start, const Policy& policy,
                               const ExactOptions& options) {
   validate(policy);
   if (options.tools) validate(options.tools->faults);
   RELSIM_ASSERT(start.size() == chain.states());
-  return result_from(call_matrices(chain.bad, policy, options.kinds, discrete_steps(chain)), start, policy, options,
-                     0.0);
+  const exact_detail::CallMatrices c =
+      exact_detail::call_matrices(chain.bad, policy, options.kinds, exact_detail::discrete_steps(chain));
+  return exact_detail::result_from(c, start, policy, options, 0.0);
 }
 
 Eigen::RowVectorXd continuous_start(const Chain& chain, const Policy& policy, const FaultWeights& kinds) {
   validate(policy);
-  return continuous_start_of(call_matrices(chain.bad, policy, kinds, discrete_steps(chain)), chain.initial, policy.n);
+  const exact_detail::CallMatrices c =
+      exact_detail::call_matrices(chain.bad, policy, kinds, exact_detail::discrete_steps(chain));
+  return exact_detail::continuous_start_of(c, chain.initial, policy.n);
 }
 
 ExactResult exact_matrix(const Model& model, const Policy& policy, const ExactOptions& options) {

@@ -13,13 +13,12 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
+#include "relsim/fit/likelihood.hpp"
 #include "relsim/core/model.hpp"
 
 namespace relsim::fit {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kBits = std::numeric_limits<double>::digits / 2;
 // Rescale the forward vector only when it gets this small: a log per call would dominate the pass.
 constexpr double kRescaleBelow = 1e-100;

@@ -12,8 +12,6 @@
 namespace relsim::fit {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 double upper_tail(double statistic, double df) {
   if (df <= 0.0) return kNaN;
   return boost::math::cdf(boost::math::complement(boost::math::chi_squared_distribution<double>(df),

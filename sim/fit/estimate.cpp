@@ -13,8 +13,6 @@
 namespace relsim::fit {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 // With no bad request (or no good one) the profile over q puts q where the
 // unseen state never returns, so p rests on the tasks' first requests alone:
 // a binomial with zero successes, whose exact one-sided 95% bound is

@@ -15,8 +15,6 @@
 namespace relsim::fit {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // n log x with 0 log 0 = 0: a transition never seen costs nothing even
 // where its probability is 0.
 double xlog(double n, double x) { return n == 0.0 ? 0.0 : n * std::log(x); }

@@ -205,12 +205,12 @@ void require_start(const Span& span) {
   if (span.start < 0) malformed(span.at, "missing \"startTimeUnixNano\" (needed to order the requests)");
 }
 
-struct Tally {
+struct OtlpTally {
   std::int64_t chats = 0, with_attempts = 0, attempts = 0, resend_given = 0, by_conversation = 0, old_provider = 0;
   std::map<std::string, std::int64_t> providers;
 };
 
-void add_notes(const Tally& t, ReadStats& stats) {
+void add_notes(const OtlpTally& t, ReadStats& stats) {
   if (t.attempts == 0) {
     stats.notes.push_back("per-call outcomes only: retries inside a model-call span are not seen");
   } else {
@@ -245,7 +245,7 @@ ReadStats read_otlp(const std::string& text, const std::string& where, const Rec
   for (std::size_t i = 0; i < spans.size(); ++i)
     if (spans[i].op == "chat") chats.emplace(spans[i].trace + "/" + spans[i].id, i);
   std::vector<std::vector<std::size_t>> attempts(spans.size());
-  Tally tally;
+  OtlpTally tally;
   for (std::size_t i = 0; i < spans.size(); ++i) {
     const Span& s = spans[i];
     if (s.op == "chat") continue;

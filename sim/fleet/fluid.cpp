@@ -31,14 +31,14 @@ namespace {
 
 using State = std::vector<double>;
 
-constexpr double kMaxRate = 1e9;
+constexpr double kMaxArrivalRate = 1e9;
 constexpr int kMaxRetries = 1000;
-constexpr double kMaxSeconds = 1e9;
+constexpr double kMaxFluidSeconds = 1e9;
 // The header allows any time above 0, but the flows divide by the shorter
 // of request_seconds and wait over ten (tau) and multiply the capacity by
 // that: below this they overflow to inf and the result to NaN.
 constexpr double kMinSeconds = 1e-200;
-constexpr double kMaxCapacity = 1e12;
+constexpr double kMaxFluidCapacity = 1e12;
 // The step is the fastest time constant over kStepsPerTime: RK4's local error
 // on a decay e^{-t/T} at step h is about (h/T)^5 / 120, so 1e-12 relative per
 // step for the service and wait stages and 1e-7 for the admission's faster
@@ -130,15 +130,15 @@ void require(bool ok, const char* field, double value, const char* range) {
 // Every field against the header's ranges (negated tests so NaN fails too);
 // returns the integration step.
 double validate(const FluidInput& in) {
-  require(in.arrival_rate > 0.0 && in.arrival_rate <= kMaxRate, "arrival_rate", in.arrival_rate, "(0, 1e9]");
+  require(in.arrival_rate > 0.0 && in.arrival_rate <= kMaxArrivalRate, "arrival_rate", in.arrival_rate, "(0, 1e9]");
   if (in.r < 0 || in.r > kMaxRetries)
     throw InputError(fmt::format("r = {} is out of range: it must be in [0, {}]", in.r, kMaxRetries));
-  require(in.wait > 0.0 && in.wait <= kMaxSeconds, "wait", in.wait, "(0, 1e9]");
+  require(in.wait > 0.0 && in.wait <= kMaxFluidSeconds, "wait", in.wait, "(0, 1e9]");
   require(in.p >= 0.0 && in.p < 1.0, "p", in.p, "[0, 1)");
-  require(in.request_seconds > 0.0 && in.request_seconds <= kMaxSeconds, "request_seconds", in.request_seconds,
+  require(in.request_seconds > 0.0 && in.request_seconds <= kMaxFluidSeconds, "request_seconds", in.request_seconds,
           "(0, 1e9]");
-  require(in.capacity >= 0.0 && in.capacity <= kMaxCapacity, "capacity", in.capacity, "[0, 1e12] (0: no limit)");
-  require(in.horizon > 0.0 && in.horizon <= kMaxSeconds, "horizon", in.horizon, "(0, 1e9]");
+  require(in.capacity >= 0.0 && in.capacity <= kMaxFluidCapacity, "capacity", in.capacity, "[0, 1e12] (0: no limit)");
+  require(in.horizon > 0.0 && in.horizon <= kMaxFluidSeconds, "horizon", in.horizon, "(0, 1e9]");
   const double shorter = std::min(in.request_seconds, in.wait);
   if (shorter < kMinSeconds)
     throw InputError(fmt::format("request_seconds = {} and wait = {} are too short to integrate: the shorter must be "

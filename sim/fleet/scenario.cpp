@@ -16,7 +16,7 @@ namespace {
 
 // The bounds the header states for the spellings' numbers.
 constexpr double kMaxWindow = 3600.0;        // seconds: a coordinated start spread over at most an hour
-constexpr double kMaxRate = 1e7;             // tasks per second of a Poisson start
+constexpr double kMaxStartRate = 1e7;             // tasks per second of a Poisson start
 constexpr double kMaxTokens = 1e6;           // grpc MAX
 constexpr long long kMaxMinRetries = 1'000'000;  // budget MIN
 constexpr double kDefaultWindow = Start{}.window;
@@ -72,7 +72,7 @@ Form split_form(std::string_view spec) {
 
 std::string start_problem(const Start& s) {
   if (s.kind == Start::Kind::coordinated) return out_of_range("WINDOW", s.window, false, 0.0, kMaxWindow, " seconds");
-  return out_of_range("RATE", s.rate, true, 0.0, kMaxRate, " tasks per second");
+  return out_of_range("RATE", s.rate, true, 0.0, kMaxStartRate, " tasks per second");
 }
 
 std::string throttle_problem(const Throttle& t) {

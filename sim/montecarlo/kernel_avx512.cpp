@@ -254,3 +254,5 @@ void fresh_chunk_avx512(const DrawScheme& s, const VectorScheme&, std::int64_t, 
 #endif
 
 }  // namespace relsim::detail
+
+#undef RELSIM_X86_DISPATCH  // unity builds: the next file in the batch decides for itself

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/csv.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
 #include "relsim/core/count_quantiles.hpp"
@@ -88,11 +89,6 @@ std::string policy_columns(const Policy& policy) {
   const bool s = policy.kind != PolicyKind::simple, budget = policy.kind == PolicyKind::budgeted;
   return fmt::format(",{},{},{}", to_string(policy.kind), s ? std::to_string(policy.s) : "",
                      budget ? std::to_string(policy.B) : "");
-}
-
-// A CSV field: quoted when it holds a comma (a backoff list).
-std::string csv_field(const std::string& text) {
-  return text.find(',') == std::string::npos ? text : "\"" + text + "\"";
 }
 
 // ",a,b,c,d" for the quantiles, or as many empty fields.

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/csv.hpp"
 #include "relsim/exact/report.hpp"
 
 
@@ -49,11 +50,6 @@ std::string point_row(const TunePoint& p) {
   return fmt::format("{:<9} {:>3} {:>3} {:>3}  {:<24} {:>14.10f} {:>10.5f} {:>11.4f} {:>10}", to_string(pol.kind),
                      pol.s, pol.r, pol.kind == PolicyKind::budgeted ? std::to_string(pol.B) : "-",
                      to_string(p.schedule.backoff), p.success, p.mean_requests, p.mean_seconds, p99_text(p));
-}
-
-// A CSV field: quoted when it holds a comma (RFC 4180), as exp:BASE,CAP,JITTER does.
-std::string csv_field(const std::string& text) {
-  return text.find_first_of(",\"") == std::string::npos ? text : "\"" + text + "\"";
 }
 
 std::string anchor_place(const TuneAnchor& a) {

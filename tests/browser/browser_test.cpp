@@ -45,7 +45,7 @@ bool is_png(const fs::path& file) {
 
 TEST(Workbench, ShowsTheReferenceValuesInChromium) {
   const std::string chromium = find_program("chromium");
-  if (chromium.empty()) RELSIM_SKIP_OR_FAIL("chromium is not on PATH (scripts/install-deps.sh installs Debian's chromium)");
+  if (chromium.empty()) RELSIM_SKIP_OR_FAIL("chromium is not on PATH (scripts/install-deps.sh --tests installs Debian's chromium)");
 
   const fs::path src = fs::path(relsim::test::source_dir()) / "tests/browser";
   const fs::path dir = fs::path(relsim::test::relsim_exe()).parent_path() / "browser";

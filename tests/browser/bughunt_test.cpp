@@ -48,7 +48,7 @@ std::string install_bughunt(fs::path& dir) {
 
 TEST(BugHunt, TheSevenScenariosInChromiumAreTheOraclesTable) {
   const std::string chromium = find_program("chromium");
-  if (chromium.empty()) RELSIM_SKIP_OR_FAIL("chromium is not on PATH (scripts/install-deps.sh installs Debian's chromium)");
+  if (chromium.empty()) RELSIM_SKIP_OR_FAIL("chromium is not on PATH (scripts/install-deps.sh --tests installs Debian's chromium)");
   fs::path dir;
   if (const std::string why = install_bughunt(dir); !why.empty()) RELSIM_SKIP_OR_FAIL(why);
 
@@ -108,7 +108,7 @@ struct ChainRun {
 
 TEST(BugHunt, ChainDrawnFaultsInChromiumAreTheOraclesVerdictsRunByRun) {
   const std::string chromium = find_program("chromium");
-  if (chromium.empty()) RELSIM_SKIP_OR_FAIL("chromium is not on PATH (scripts/install-deps.sh installs Debian's chromium)");
+  if (chromium.empty()) RELSIM_SKIP_OR_FAIL("chromium is not on PATH (scripts/install-deps.sh --tests installs Debian's chromium)");
   fs::path dir;
   if (const std::string why = install_bughunt(dir); !why.empty()) RELSIM_SKIP_OR_FAIL(why);
 

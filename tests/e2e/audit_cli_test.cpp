@@ -25,13 +25,12 @@ namespace fs = std::filesystem;
 using relsim::test::run_relsim;
 using relsim::test::RunResult;
 
-fs::path scratch() { return relsim::test::scratch("audit_test"); }
+// This file's scratch folder (support/files.hpp).
+const std::string kAuditScratch = "audit_test";
+using relsim::test::scratch;
+using relsim::test::write_temp;
 
 std::string data(const std::string& name) { return relsim::test::source_dir() + "/data/audit/" + name; }
-
-fs::path write_temp(const std::string& name, const std::string& text) {
-  return relsim::test::write_temp("audit_test", name, text);
-}
 
 using relsim::test::slurp;
 
@@ -50,7 +49,7 @@ TEST(AuditCli, InfersTheNaiveLoopAndFindsNoMismatch) {
 }
 
 TEST(AuditCli, AgainstLayeredTheNaiveLoopMismatchesWithJsonAndCsv) {
-  const fs::path csv = scratch() / "per_task.csv";
+  const fs::path csv = scratch(kAuditScratch) / "per_task.csv";
   const RunResult r = audit({"--plan", data("plan.jsonl"), "--log", data("naive_log.jsonl"), "--policy", "layered",
                              "--json", "--out", csv.string()});
   EXPECT_EQ(r.code, 1) << r.err;
@@ -95,7 +94,7 @@ std::string spaced(const nlohmann::ordered_json& list) {
 }
 
 TEST(AuditCli, JsonPerTaskHoldsTheCsvRowsWithTypes) {
-  const fs::path csv = scratch() / "json_per_task.csv";
+  const fs::path csv = scratch(kAuditScratch) / "json_per_task.csv";
   const RunResult r = audit({"--plan", data("plan.jsonl"), "--log", data("naive_log.jsonl"), "--policy", "naive",
                              "--json", "--per-task", "--out", csv.string()});
   EXPECT_EQ(r.code, 0) << r.err;
@@ -149,19 +148,20 @@ TEST(AuditCli, JsonWithoutPerTaskHasNoPerTaskKey) {
 }
 
 TEST(AuditCli, AuditsAPlanFromRelsimPlanMaxRequests) {
-  const fs::path plan = scratch() / "plan.jsonl";
+  const fs::path plan = scratch(kAuditScratch) / "plan.jsonl";
   const RunResult made = run_relsim({"plan", "--p", "0.3", "--q", "0.8", "--r", "2", "--n", "2", "--s", "2", "--policy",
                                      "layered", "--tasks", "3", "--max-requests", "9", "--out", plan.string()});
   ASSERT_EQ(made.code, 0) << made.err;
   // Nothing ran yet: a log with its header alone audits no task.
-  const fs::path log = write_temp("empty_log.jsonl", "{\"relsim_log\": 1, \"port\": 1, \"plan_tasks\": 3}\n");
+  const fs::path log =
+      write_temp(kAuditScratch, "empty_log.jsonl", "{\"relsim_log\": 1, \"port\": 1, \"plan_tasks\": 3}\n");
   const RunResult r = audit({"--plan", plan.string(), "--log", log.string(), "--policy", "layered"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("tasks: 0 audited, 3 not run"), std::string::npos) << r.out;
 }
 
-void expect_input_error(std::vector<std::string> args, const std::string& part) {
-  const fs::path out = scratch() / "never.csv";
+void expect_audit_input_error(std::vector<std::string> args, const std::string& part) {
+  const fs::path out = scratch(kAuditScratch) / "never.csv";
   args.push_back("--out");
   args.push_back(out.string());
   relsim::test::expect_input_error_result(audit(args), part);
@@ -170,26 +170,26 @@ void expect_input_error(std::vector<std::string> args, const std::string& part) 
 
 TEST(AuditCli, BadInputIsOneLineExitTwoAndNoOutputFile) {
   const std::string plan = data("plan.jsonl"), log = data("naive_log.jsonl");
-  expect_input_error({"--plan", plan, "--log", data("other_plan_log.jsonl"), "--infer"},
-                     "other_plan_log.jsonl:5: the log is from another plan: task 1");
+  expect_audit_input_error({"--plan", plan, "--log", data("other_plan_log.jsonl"), "--infer"},
+                           "other_plan_log.jsonl:5: the log is from another plan: task 1");
   std::string text = slurp(log);
-  const fs::path truncated = write_temp("truncated.jsonl", text.substr(0, text.size() - 20));
+  const fs::path truncated = write_temp(kAuditScratch, "truncated.jsonl", text.substr(0, text.size() - 20));
   const auto lines = std::count(text.begin(), text.end(), '\n');
-  expect_input_error({"--plan", plan, "--log", truncated.string(), "--infer"},
-                     "truncated.jsonl:" + std::to_string(lines) + ": not a JSON object");
-  const fs::path word = write_temp("word.csv", "task,outcome,detail\n0,finished,\n");
-  expect_input_error({"--plan", plan, "--log", log, "--infer", "--outcomes", word.string()},
-                     "outcome 'finished' is not an outcome");
-  const fs::path unknown = write_temp("unknown.csv", "task,outcome,detail\n0,done,\n6,done,\n");
-  expect_input_error({"--plan", plan, "--log", log, "--infer", "--outcomes", unknown.string()},
-                     "unknown.csv:3: an outcome for task 6");
+  expect_audit_input_error({"--plan", plan, "--log", truncated.string(), "--infer"},
+                           "truncated.jsonl:" + std::to_string(lines) + ": not a JSON object");
+  const fs::path word = write_temp(kAuditScratch, "word.csv", "task,outcome,detail\n0,finished,\n");
+  expect_audit_input_error({"--plan", plan, "--log", log, "--infer", "--outcomes", word.string()},
+                           "outcome 'finished' is not an outcome");
+  const fs::path unknown = write_temp(kAuditScratch, "unknown.csv", "task,outcome,detail\n0,done,\n6,done,\n");
+  expect_audit_input_error({"--plan", plan, "--log", log, "--infer", "--outcomes", unknown.string()},
+                           "unknown.csv:3: an outcome for task 6");
   std::string with_b = slurp(plan);
   with_b.replace(with_b.find("\"b\": 0"), 6, "\"b\": 2");
-  const fs::path plan_b = write_temp("plan_b.jsonl", with_b);
-  expect_input_error({"--plan", plan_b.string(), "--log", log, "--infer"}, "the plan has b = 2");
-  expect_input_error({"--plan", plan, "--log", log}, "give --policy");
-  expect_input_error({"--plan", plan, "--log", log, "--policy", "budgeted"}, "B = 0 is out of range");
-  expect_input_error({"--plan", plan, "--log", log, "--infer", "--wait-tolerance", "-1"}, "wait-tolerance");
+  const fs::path plan_b = write_temp(kAuditScratch, "plan_b.jsonl", with_b);
+  expect_audit_input_error({"--plan", plan_b.string(), "--log", log, "--infer"}, "the plan has b = 2");
+  expect_audit_input_error({"--plan", plan, "--log", log}, "give --policy");
+  expect_audit_input_error({"--plan", plan, "--log", log, "--policy", "budgeted"}, "B = 0 is out of range");
+  expect_audit_input_error({"--plan", plan, "--log", log, "--infer", "--wait-tolerance", "-1"}, "wait-tolerance");
 }
 
 }  // namespace

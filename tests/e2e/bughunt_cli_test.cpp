@@ -28,7 +28,7 @@ std::string ask(int port, const std::string& target, const std::string& method =
   return c.buf;
 }
 
-std::string body_of(const std::string& reply) { return reply.substr(reply.find("\r\n\r\n") + 4); }
+using relsim::test::body_of;
 
 TEST(BugHuntCli, ServesThePageItsScriptAndACartOf487) {
   relsim::test::Background shop({relsim::test::relsim_exe(), "bughunt", "serve", "--port", "0"});

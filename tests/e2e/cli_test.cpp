@@ -26,17 +26,13 @@ namespace fs = std::filesystem;
 
 const std::string kKnownValues = std::string(RELSIM_SOURCE_DIR) + "/data/known_values.csv";
 
-fs::path scratch() { return relsim::test::scratch("cli_test"); }
-fs::path write_temp(const std::string& name, const std::string& text) {
-  return relsim::test::write_temp("cli_test", name, text);
-}
+// This file's scratch folder (support/files.hpp).
+const std::string kCliScratch = "cli_test";
+using relsim::test::scratch;
+using relsim::test::write_temp;
 
 using Captured = relsim::test::RunResult;
-
-// relsim with these arguments, one per element (no shell: paths need no quotes).
-Captured relsim(const std::vector<std::string>& args) { return relsim::test::run_relsim(args); }
-// relsim with these space-separated arguments.
-Captured relsim(const std::string& args) { return relsim(relsim::test::split_args(args)); }
+using relsim::test::run_relsim;
 
 using relsim::test::expect_input_error;
 
@@ -47,7 +43,7 @@ nlohmann::json parse_json(const std::string& text) {
 }
 
 TEST(Cli, ExactJsonHasEveryKeyAndTheReferenceValue) {
-  const Captured r = relsim("exact --p 0.3 --q 0.8 --r 2 --n 2 --json");
+  const Captured r = run_relsim("exact --p 0.3 --q 0.8 --r 2 --n 2 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const auto j = parse_json(r.out);
@@ -78,7 +74,7 @@ TEST(Cli, ExactJsonHasEveryKeyAndTheReferenceValue) {
 }
 
 TEST(Cli, ExactJsonPrintsSuccessWith17SignificantDigits) {
-  const Captured r = relsim("exact --p 0.3 --q 0.8 --r 2 --n 2 --json");
+  const Captured r = run_relsim("exact --p 0.3 --q 0.8 --r 2 --n 2 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, std::regex("\"success\": ?([-+0-9.eE]+)"))) << r.out;
@@ -92,7 +88,7 @@ TEST(Cli, ExactJsonPrintsSuccessWith17SignificantDigits) {
 }
 
 TEST(Cli, LogOfZeroSuccessIsNull) {
-  const Captured r = relsim("exact --p 1 --q 1 --r 2 --n 3 --json");
+  const Captured r = run_relsim("exact --p 1 --q 1 --r 2 --n 3 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = parse_json(r.out);
   EXPECT_EQ(j["success"], 0.0);
@@ -101,7 +97,7 @@ TEST(Cli, LogOfZeroSuccessIsNull) {
 
 TEST(Cli, MethodBothAgreesTo1e12) {
   for (const char* extra : {"", " --chain continuous", " --b 2 --g 1", " --b 1 --g 3 --chain continuous"}) {
-    const Captured r = relsim(std::string("exact --p 0.3 --q 0.8 --r 3 --n 4 --method both --json") + extra);
+    const Captured r = run_relsim(std::string("exact --p 0.3 --q 0.8 --r 3 --n 4 --method both --json") + extra);
     ASSERT_EQ(r.code, 0) << extra << r.err;
     const auto j = parse_json(r.out);
     EXPECT_EQ(j["method"], "both");
@@ -112,13 +108,13 @@ TEST(Cli, MethodBothAgreesTo1e12) {
 }
 
 TEST(Cli, ContinuousChainReferenceValue) {
-  const Captured r = relsim("exact --p 0.3 --q 0.8 --r 2 --n 2 --chain continuous --json");
+  const Captured r = run_relsim("exact --p 0.3 --q 0.8 --r 2 --n 2 --chain continuous --json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NEAR(parse_json(r.out)["success"].get<double>(), 0.8121175185419421, 1e-12);
 }
 
 TEST(Cli, TableOutputShowsTheReferenceValue) {
-  const Captured r = relsim("exact --p 0.3 --q 0.8 --r 2 --n 2");
+  const Captured r = run_relsim("exact --p 0.3 --q 0.8 --r 2 --n 2");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("0.763675428571"), std::string::npos) << r.out;
 }
@@ -126,7 +122,7 @@ TEST(Cli, TableOutputShowsTheReferenceValue) {
 TEST(Cli, InvalidPIsOneLineAndExitCode2) { expect_input_error("exact --p 1.2 --r 2 --n 2"); }
 TEST(Cli, QBelowItsBoundIsOneLineAndExitCode2) {
   expect_input_error("exact --p 0.8 --q 0.1 --r 2 --n 2");
-  const Captured r = relsim("exact --p 0.8 --q 0.1 --r 2 --n 2");
+  const Captured r = run_relsim("exact --p 0.8 --q 0.1 --r 2 --n 2");
   EXPECT_NE(r.err.find("0.75"), std::string::npos) << r.err;
 }
 TEST(Cli, NZeroIsOneLineAndExitCode2) { expect_input_error("exact --p 0.3 --r 2 --n 0"); }
@@ -144,7 +140,7 @@ TEST(Cli, NegativeSilentStepsAreOneLineAndExitCode2) { expect_input_error("exact
 TEST(Cli, UnknownSubcommandIsOneLineAndExitCode2) { expect_input_error("frobnicate --p 0.3"); }
 
 TEST(Cli, CheckPassesOnTheKnownValuesFile) {
-  const Captured r = relsim({"check", kKnownValues});
+  const Captured r = run_relsim({"check", kKnownValues});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_NE(r.out.find("0 missed"), std::string::npos) << r.out;
@@ -164,17 +160,18 @@ TEST(Cli, CheckPassesOnTheKnownValuesFileByEnumerationWhereShort) {
     for (std::string x; std::getline(s, x, ',');) f.push_back(x);
     if (std::stoll(f[3]) * (std::stoll(f[2]) + 1) <= 20) text += line + "\n";
   }
-  const Captured r = relsim({"check", "--method", "enumerate", write_temp("short.csv", text).string()});
+  const Captured r =
+      run_relsim({"check", "--method", "enumerate", write_temp(kCliScratch, "short.csv", text).string()});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
 }
 
 TEST(Cli, CheckWithAWrongValueExits1AndNamesTheLine) {
-  const fs::path file = write_temp("wrong.csv",
+  const fs::path file = write_temp(kCliScratch, "wrong.csv",
                                    "# a comment\n"
                                    "p,q,r,n,b,g,chain,expected,tolerance,source\n"
                                    "0.3,0.3,2,2,0,0,fresh,0.946729,1e-12,reference experiment (docs/model.md)\n"
                                    "0.3,0.8,2,2,0,0,fresh,0.7636,1e-12,deliberately wrong\n");
-  const Captured r = relsim({"check", file.string()});
+  const Captured r = run_relsim({"check", file.string()});
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find(file.string() + ":4"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find(file.string() + ":3"), std::string::npos) << r.out;
@@ -182,10 +179,10 @@ TEST(Cli, CheckWithAWrongValueExits1AndNamesTheLine) {
 }
 
 TEST(Cli, CheckJsonReportsTheMissedLine) {
-  const fs::path file = write_temp("wrong_json.csv",
+  const fs::path file = write_temp(kCliScratch, "wrong_json.csv",
                                    "p,q,r,n,b,g,chain,expected,tolerance\n"
                                    "0.3,0.8,2,2,0,0,fresh,0.5,1e-12\n");
-  const Captured r = relsim({"check", "--json", file.string()});
+  const Captured r = run_relsim({"check", "--json", file.string()});
   EXPECT_EQ(r.code, 1);
   const auto j = parse_json(r.out);
   EXPECT_EQ(j["misses"], 1);
@@ -209,24 +206,25 @@ TEST(Cli, CheckMalformedCsvIsOneLineAndExitCode2) {
       {"header_only.csv", kHeader},
   };
   for (const auto& [name, text] : cases) {
-    const fs::path file = write_temp(name, text);
+    const fs::path file = write_temp(kCliScratch, name, text);
     expect_input_error({"check", file.string()});
-    const Captured r = relsim({"check", file.string()});
+    const Captured r = run_relsim({"check", file.string()});
     EXPECT_NE(r.err.find(name), std::string::npos) << "message does not name the file: " << r.err;
   }
 }
 
 TEST(Cli, CheckMalformedRowNamesItsLine) {
-  const fs::path file = write_temp("line3.csv", "# comment\n" + kHeader + "0.3,0.3,2,2,0,0,fresh,0.946729,1e-12,ok\n" +
-                                                    "0.3,abc,2,2,0,0,fresh,0.946729,1e-12,bad\n");
-  const Captured r = relsim({"check", file.string()});
+  const fs::path file = write_temp(kCliScratch, "line3.csv",
+                                   "# comment\n" + kHeader + "0.3,0.3,2,2,0,0,fresh,0.946729,1e-12,ok\n" +
+                                       "0.3,abc,2,2,0,0,fresh,0.946729,1e-12,bad\n");
+  const Captured r = run_relsim({"check", file.string()});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("line3.csv:4"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("abc"), std::string::npos) << r.err;
 }
 
 TEST(Cli, CheckNonexistentFileIsOneLineAndExitCode2) {
-  expect_input_error({"check", (scratch() / "does_not_exist.csv").string()});
+  expect_input_error({"check", (scratch(kCliScratch) / "does_not_exist.csv").string()});
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "support/input_error_cli.hpp"
 #include "support/run.hpp"
+#include "support/run_json.hpp"
 
 namespace {
 
@@ -23,11 +24,7 @@ using Json = nlohmann::json;
 // The example: 30 calls per task, 2% of requests failing in bursts of about 5.
 const std::string kExample = "--p 0.02 --burst-mean 5 --n 30";
 
-Json json_of(const std::string& args) {
-  const auto r = run_relsim(args);
-  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
-  return Json::parse(r.out);
-}
+using relsim::test::json_of;
 
 std::vector<std::string> fields(const std::string& line) {
   std::vector<std::string> out;

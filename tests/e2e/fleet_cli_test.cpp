@@ -24,12 +24,12 @@ const std::string kLoaded =
     "fleet --agents 200 --tenants 2 --start poisson:20 --duration 60 --quota 300 --capacity 20 --queue 30 "
     "--header-timeout 2 --pool 15 --throttle aws --policy layered --p 0.05 --q 0.4 --r 2 --n 2 --replicates 3";
 
-Captured relsim(const std::string& args) { return relsim::test::run_relsim(relsim::test::split_args(args)); }
+using relsim::test::run_relsim;
 
 using relsim::test::expect_input_error;
 
 TEST(FleetCli, JsonHasTheDocumentedKeys) {
-  const Captured r = relsim(kLoaded + " --json");
+  const Captured r = run_relsim(kLoaded + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   for (const char* key : {"tasks", "successes", "success_rate", "ci_low", "ci_high", "requests", "rate_429",
@@ -43,11 +43,11 @@ TEST(FleetCli, JsonHasTheDocumentedKeys) {
 }
 
 TEST(FleetCli, SameBytesForAnyThreadCount) {
-  const Captured one = relsim(kLoaded + " --json --threads 1");
-  const Captured two = relsim(kLoaded + " --json --threads 2");
+  const Captured one = run_relsim(kLoaded + " --json --threads 1");
+  const Captured two = run_relsim(kLoaded + " --json --threads 2");
   ASSERT_EQ(one.code, 0) << one.err;
   EXPECT_EQ(one.out, two.out);
-  const Captured table = relsim(kLoaded);
+  const Captured table = run_relsim(kLoaded);
   ASSERT_EQ(table.code, 0) << table.err;
   EXPECT_NE(table.out.find("amplification"), std::string::npos) << table.out;
 }
@@ -58,7 +58,7 @@ TEST(FleetCli, SameBytesForAnyThreadCount) {
 TEST(FleetCli, CsvIsTheTimeSeriesOfTheTotals) {
   const auto dir = relsim::test::scratch("fleet_csv");
   const std::string csv = (dir / "series.csv").string();
-  const Captured r = relsim(
+  const Captured r = run_relsim(
       "fleet --agents 50 --start poisson:10 --duration 60 --bin-seconds 5 --capacity 8 --p 0.1 --r 2 --n 2 --json "
       "--csv " + csv);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -111,7 +111,7 @@ TEST(FleetCli, BadInputIsOneLineAndExitTwo) {
 TEST(FleetCli, LiveRunsBesideTheSimulationWithTheSameKeys) {
   // No shared limits and one agent per tenant: the live counts are replicate
   // 0's, so the verdict does not rest on timing.
-  const Captured r = relsim(
+  const Captured r = run_relsim(
       "fleet --live --agents 6 --tenants 6 --tasks-per-agent 4 --n 2 --p 0.3 --q 0.8 --kinds cut=1,malformed=1 "
       "--policy layered --s 1 --time-scale 0.016 --replicates 5 --duration 3600 --json");
   ASSERT_EQ(r.code, 0) << r.err << r.out;

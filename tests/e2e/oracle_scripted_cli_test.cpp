@@ -21,14 +21,15 @@ using relsim::test::RunResult;
 
 const std::string kSlowHeaders = "oracle --fault slow_headers --times always --n 1 --r 2 --s 2 --json";
 
-nlohmann::ordered_json json_of(const std::string& args) {
+// Ordered: comparing two outputs then compares their key order too.
+nlohmann::ordered_json ordered_json_of(const std::string& args) {
   const RunResult r = run_relsim(args);
   EXPECT_EQ(r.code, 0) << args << ": " << r.err;
   return nlohmann::ordered_json::parse(r.out);
 }
 
 TEST(OracleScripted, PersistentSlowHeadersCostNaiveNineRequestsAndACrash) {
-  const auto j = json_of(kSlowHeaders + " --policy naive");
+  const auto j = ordered_json_of(kSlowHeaders + " --policy naive");
   EXPECT_EQ(j["requests"], 9);
   EXPECT_EQ(j["tasks"], 1);
   EXPECT_EQ(j["outcomes"], nlohmann::ordered_json::parse(R"({"crash:slow_headers": 1})"));
@@ -43,11 +44,11 @@ TEST(OracleScripted, PersistentSlowHeadersCostNaiveNineRequestsAndACrash) {
 }
 
 TEST(OracleScripted, PersistentSlowHeadersCostLayeredThreeRequestsAndAnEnvError) {
-  const auto j = json_of(kSlowHeaders + " --policy layered");
+  const auto j = ordered_json_of(kSlowHeaders + " --policy layered");
   EXPECT_EQ(j["requests"], 3);
   EXPECT_EQ(j["outcomes"], nlohmann::ordered_json::parse(R"({"env_error:slow_headers": 1})"));
   // Layered is the default, as for relsim live --fault.
-  EXPECT_EQ(json_of(kSlowHeaders)["outcomes"], j["outcomes"]);
+  EXPECT_EQ(ordered_json_of(kSlowHeaders)["outcomes"], j["outcomes"]);
 }
 
 TEST(OracleScripted, EqualsTheOracleOverTheSamePlanWrittenToAFile) {
@@ -55,8 +56,8 @@ TEST(OracleScripted, EqualsTheOracleOverTheSamePlanWrittenToAFile) {
   const RunResult plan = run_relsim("plan " + script);
   ASSERT_EQ(plan.code, 0) << plan.err;
   const std::string file = relsim::test::write_temp("oracle_scripted", "plan.jsonl", plan.out).string();
-  auto from_file = json_of("oracle " + file + " --json --per-task");
-  auto scripted = json_of("oracle " + script + " --json --per-task");
+  auto from_file = ordered_json_of("oracle " + file + " --json --per-task");
+  auto scripted = ordered_json_of("oracle " + script + " --json --per-task");
   EXPECT_EQ(scripted["tasks"], 3);
   EXPECT_EQ(from_file["plan"], file);
   for (const char* key : {"plan", "fault", "times"}) scripted.erase(key);

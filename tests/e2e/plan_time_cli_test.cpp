@@ -12,20 +12,14 @@
 #include "support/files.hpp"
 #include "support/input_error_cli.hpp"
 #include "support/run.hpp"
+#include "support/run_json.hpp"
 
 namespace {
 
 using relsim::test::RunResult;
 
-RunResult relsim(const std::string& args) { return relsim::test::run_relsim(args); }
-
-nlohmann::json json_of(const std::string& args) {
-  const RunResult r = relsim(args);
-  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
-  nlohmann::json j;
-  EXPECT_NO_THROW(j = nlohmann::json::parse(r.out)) << r.out;
-  return j;
-}
+using relsim::test::json_of;
+using relsim::test::run_relsim;
 
 // Its entries above zero.
 nlohmann::json nonzero(const nlohmann::json& counts) {
@@ -37,7 +31,7 @@ nlohmann::json nonzero(const nlohmann::json& counts) {
 
 void expect_same(const std::string& tag, const std::string& options) {
   const std::string plan = (relsim::test::scratch(tag) / "plan.jsonl").string();
-  const RunResult made = relsim("plan " + options + " --out " + plan);
+  const RunResult made = run_relsim("plan " + options + " --out " + plan);
   ASSERT_EQ(made.code, 0) << made.err;
   const auto oracle = json_of("oracle " + plan + " --json");
   const auto sim = json_of("simulate " + options + " --json");
@@ -70,11 +64,11 @@ TEST(PlanTimeCli, BadInputIsOneLineAndExit2) {
     relsim::test::expect_input_error(args);
   }
   const std::string plan = (relsim::test::scratch("refuse") / "plan.jsonl").string();
-  ASSERT_EQ(relsim("plan --t-good 60 --t-bad 10 --r 1 --n 2 --tasks 20 --out " + plan).code, 0);
-  const RunResult other = relsim("oracle " + plan + " --r 2");
+  ASSERT_EQ(run_relsim("plan --t-good 60 --t-bad 10 --r 1 --n 2 --tasks 20 --out " + plan).code, 0);
+  const RunResult other = run_relsim("oracle " + plan + " --r 2");
   EXPECT_EQ(other.code, 2) << other.err;
   EXPECT_NE(other.err.find("drop the policy options"), std::string::npos) << other.err;
-  EXPECT_EQ(relsim("oracle " + plan + " --r 1").code, 0);
+  EXPECT_EQ(run_relsim("oracle " + plan + " --r 1").code, 0);
 }
 
 }  // namespace

@@ -19,21 +19,15 @@
 #include "support/files.hpp"
 #include "support/input_error_cli.hpp"
 #include "support/run.hpp"
+#include "support/run_json.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using relsim::test::RunResult;
 
-RunResult relsim(const std::string& args) { return relsim::test::run_relsim(args); }
-
-nlohmann::json json_of(const std::string& args) {
-  const RunResult r = relsim(args);
-  EXPECT_EQ(r.code, 0) << r.err;
-  nlohmann::json j;
-  EXPECT_NO_THROW(j = nlohmann::json::parse(r.out)) << r.out;
-  return j;
-}
+using relsim::test::json_of;
+using relsim::test::run_relsim;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -84,8 +78,8 @@ TEST(TimeCli, ExactMatchesTheDiscreteChainObservedEveryStep) {
 TEST(TimeCli, CsvFilesHoldTheDistributionsThatSumToOne) {
   const fs::path dir = relsim::test::scratch("time_cli_test");
   const std::string requests = (dir / "requests.csv").string(), seconds = (dir / "seconds.csv").string();
-  const RunResult r = relsim("exact --t-good 600 --t-bad 60 --r 2 --n 2 --backoff exp:1,30,0 --request-seconds 2 "
-                             "--csv " + requests + " --seconds-csv " + seconds);
+  const RunResult r = run_relsim("exact --t-good 600 --t-bad 60 --r 2 --n 2 --backoff exp:1,30,0 --request-seconds 2 "
+                                 "--csv " + requests + " --seconds-csv " + seconds);
   ASSERT_EQ(r.code, 0) << r.err;
   const auto req = lines_of(relsim::test::slurp(requests));
   const auto sec = lines_of(relsim::test::slurp(seconds));
@@ -99,8 +93,8 @@ TEST(TimeCli, CsvFilesHoldTheDistributionsThatSumToOne) {
     EXPECT_NEAR(total, 1.0, 1e-12);
   }
   // The CSV on stdout is the file's text.
-  const RunResult out = relsim("exact --t-good 600 --t-bad 60 --r 2 --n 2 --backoff exp:1,30,0 --request-seconds 2 "
-                               "--seconds-csv -");
+  const RunResult out = run_relsim("exact --t-good 600 --t-bad 60 --r 2 --n 2 --backoff exp:1,30,0 --request-seconds 2 "
+                                   "--seconds-csv -");
   EXPECT_EQ(out.out, relsim::test::slurp(seconds));
 }
 
@@ -108,8 +102,8 @@ TEST(TimeCli, AFailedCsvRunWritesNoFile) {
   const fs::path dir = relsim::test::scratch("time_cli_test");
   const fs::path requests = dir / "never.csv";
   // sdk waits are jittered: no exact seconds distribution, so neither file is written.
-  const RunResult r = relsim("exact --t-good 600 --t-bad 60 --r 2 --n 2 --csv " + requests.string() +
-                             " --seconds-csv " + (dir / "never_seconds.csv").string());
+  const RunResult r = run_relsim("exact --t-good 600 --t-bad 60 --r 2 --n 2 --csv " + requests.string() +
+                                 " --seconds-csv " + (dir / "never_seconds.csv").string());
   EXPECT_EQ(r.code, 2);
   EXPECT_FALSE(fs::exists(requests));
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -144,8 +138,9 @@ std::string without_request_columns(const std::string& line) {
 // The rows of simple points keep today's bytes when the policy axes are added
 // (the policy columns go before the request columns, which stay last).
 TEST(TimeCli, SweepPolicyAxisKeepsTheSimpleRows) {
-  const RunResult plain = relsim("sweep --p 0.2,0.3 --q 0.8 --r 1,2 --n 2 --tasks 500");
-  const RunResult grown = relsim("sweep --p 0.2,0.3 --q 0.8 --r 1,2 --n 2 --tasks 500 --policy simple,layered --s 1,2");
+  const RunResult plain = run_relsim("sweep --p 0.2,0.3 --q 0.8 --r 1,2 --n 2 --tasks 500");
+  const RunResult grown =
+      run_relsim("sweep --p 0.2,0.3 --q 0.8 --r 1,2 --n 2 --tasks 500 --policy simple,layered --s 1,2");
   ASSERT_EQ(plain.code, 0);
   ASSERT_EQ(grown.code, 0);
   const auto before = lines_of(plain.out), after = lines_of(grown.out);
@@ -165,7 +160,7 @@ TEST(TimeCli, SweepPolicyAxisKeepsTheSimpleRows) {
 // A sweep over --t-bad and --backoff: each row's exact columns are what
 // relsim exact prints for that point.
 TEST(TimeCli, SweepRowsMatchExact) {
-  const RunResult r = relsim("sweep --t-good 600 --t-bad 30,120 --r 2 --n 2 --backoff sdk,list:1,2,4");
+  const RunResult r = run_relsim("sweep --t-good 600 --t-bad 30,120 --r 2 --n 2 --backoff sdk,list:1,2,4");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto rows = lines_of(r.out);
   ASSERT_EQ(rows.size(), 5u);
@@ -200,7 +195,7 @@ TEST(TimeCli, BadTimeInputIsOneLineAndExitTwo) {
         "sweep --t-good 3600 --t-bad 120 --r 2 --n 2 --backoff sdk,bogus",
         "sweep --p 0.3 --r 2 --n 2 --policy simple,simple"}) {
     SCOPED_TRACE(args);
-    relsim::test::expect_input_error_result(relsim(args));
+    relsim::test::expect_input_error_result(run_relsim(args));
   }
 }
 

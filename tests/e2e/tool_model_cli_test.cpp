@@ -9,6 +9,7 @@
 
 #include "support/input_error_cli.hpp"
 #include "support/run.hpp"
+#include "support/run_json.hpp"
 
 namespace {
 
@@ -19,11 +20,7 @@ using Json = nlohmann::json;
 const std::string kModel = "--p 0.1 --q 0.5 --n 10 --r 2";
 const std::string kFaults = "transport=0.01,exec=0.02,partial_write=0.01,truncate=0.02,rollback=0.1";
 
-Json json_of(const std::string& args) {
-  const auto r = run_relsim(args);
-  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
-  return Json::parse(r.out);
-}
+using relsim::test::json_of;
 
 TEST(ToolModelCli, ExactJsonEchoesTheToolModelAndSumsToOne) {
   for (const std::string harness : {"naive", "guarded"}) {

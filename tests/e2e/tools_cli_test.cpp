@@ -35,10 +35,7 @@ std::string post(int port, const std::string& body, const std::string& type = "a
   return c.buf;
 }
 
-std::string body_of(const std::string& reply) {
-  const auto at = reply.find("\r\n\r\n");
-  return at == std::string::npos ? "" : reply.substr(at + 4);
-}
+using relsim::test::body_of;
 
 std::string call(const std::string& tool, const json& args) {
   return json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}}

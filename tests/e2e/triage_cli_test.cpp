@@ -10,6 +10,7 @@
 
 #include "support/input_error_cli.hpp"
 #include "support/run.hpp"
+#include "support/run_json.hpp"
 
 namespace {
 
@@ -17,11 +18,7 @@ using relsim::test::expect_input_error;
 using relsim::test::run_relsim;
 using Json = nlohmann::json;
 
-Json json_of(const std::string& args) {
-  const auto r = run_relsim(args);
-  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
-  return Json::parse(r.out);
-}
+using relsim::test::json_of;
 
 TEST(TriageCli, JsonHasTheRatesOfBothTestersAndBothVersions) {
   // p = 0.3, q = 0.8: a careful tester with one reload right away fails both

@@ -22,7 +22,7 @@ const std::string kSmall =
     "tune --t-good 600 --t-bad 30 --n 5 --request-seconds 1 --kinds cut=1,http_529=1 --s-max 2 --r-max 2 "
     "--budgets 2,3 --bases 0.5,2 --caps 8 --jitters 0,0.25 --lists none 1,3 --p99-tasks 2000";
 
-Captured relsim(const std::string& args, const std::vector<std::string>& env = {}) {
+Captured tune_relsim(const std::string& args, const std::vector<std::string>& env = {}) {
   relsim::test::RunOptions options;
   options.env = env;
   return relsim::test::run_relsim(relsim::test::split_args(args), options);
@@ -37,7 +37,7 @@ std::set<std::string> keys(const nlohmann::json& object) {
 using relsim::test::expect_input_error;
 
 TEST(TuneCli, JsonHasTheFrontAnchorsAndTheirFields) {
-  const Captured r = relsim(kSmall + " --target 0.95 --json");
+  const Captured r = tune_relsim(kSmall + " --target 0.95 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   for (const char* key : {"target", "objective", "n", "chain", "kinds", "time", "space", "evaluated",
@@ -68,19 +68,19 @@ TEST(TuneCli, JsonHasTheFrontAnchorsAndTheirFields) {
 }
 
 TEST(TuneCli, CsvIsTheFrontWithAFixedHeader) {
-  const Captured r = relsim(kSmall + " --target 0.95 --csv");
+  const Captured r = tune_relsim(kSmall + " --target 0.95 --csv");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
             "rank,policy,s,r,B,backoff,success,mean_requests,mean_seconds,p99_seconds,p99_method,p99_low,p99_high,"
             "max_requests");
-  const Captured json = relsim(kSmall + " --target 0.95 --json");
+  const Captured json = tune_relsim(kSmall + " --target 0.95 --json");
   const auto front = nlohmann::json::parse(json.out)["front"].size();
   EXPECT_EQ(static_cast<std::size_t>(std::count(r.out.begin(), r.out.end(), '\n')), 1 + front);
 }
 
 TEST(TuneCli, SameBytesForOneAndTwoThreads) {
-  const Captured one = relsim(kSmall + " --target 0.95 --json --objective p99-seconds", {"OMP_NUM_THREADS=1"});
-  const Captured two = relsim(kSmall + " --target 0.95 --json --objective p99-seconds --threads 2");
+  const Captured one = tune_relsim(kSmall + " --target 0.95 --json --objective p99-seconds", {"OMP_NUM_THREADS=1"});
+  const Captured two = tune_relsim(kSmall + " --target 0.95 --json --objective p99-seconds --threads 2");
   ASSERT_EQ(one.code, 0) << one.err;
   EXPECT_EQ(one.out, two.out);
 }

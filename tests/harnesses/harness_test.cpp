@@ -62,7 +62,7 @@ const std::vector<std::string> kHarnessOptions = {"--concurrency", "32", "--hang
 using relsim::test::slurp;
 using relsim::test::tail;
 
-fs::path build_dir() { return fs::path(relsim::test::relsim_exe()).parent_path(); }
+using relsim::test::build_dir;
 fs::path examples(const std::string& example = "harnesses") {
   return fs::path(relsim::test::source_dir()) / "examples" / example;
 }

@@ -55,7 +55,7 @@ const std::string kNoteText = "relsim tools lab: forty characters long.";
 const std::vector<std::string> kGroups = {"transport", "exec", "exec_side_effect", "truncation", "service", "validate"};
 const std::vector<std::string> kLocatingFacts = {"stage", "parameter", "expected", "got"};
 
-fs::path build_dir() { return fs::path(relsim::test::relsim_exe()).parent_path(); }
+using relsim::test::build_dir;
 
 // One harness's run: its JSON lines by group, the server's log by call, and
 // the sandbox and journal it left.

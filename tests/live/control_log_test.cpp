@@ -42,36 +42,36 @@ using relsim::ServerConfig;
 using relsim::script_of;
 using namespace std::chrono_literals;
 
-constexpr auto kLimit = 10s;
+constexpr auto kLogLimit = 10s;
 
 using Client = relsim::test::RawClient;
 
-struct Reply {
+struct LogReply {
   int status = 0;
   std::string head, body;
   bool has(std::string_view header_line) const { return head.find(header_line) != std::string::npos; }
   Json json() const { return Json::parse(body, nullptr, false); }
 };
 
-const std::string kBody = R"({"model":"m","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]})";
+const std::string kLogBody = R"({"model":"m","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]})";
 
-std::string request(std::string_view method, std::string_view target, std::string_view body = "",
-                    std::string_view extra = "") {
+std::string log_request(std::string_view method, std::string_view target, std::string_view body = "",
+                        std::string_view extra = "") {
   return fmt::format("{} {} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {}\r\n{}\r\n{}", method, target,
                      body.size(), extra, body);
 }
-std::string message(std::int64_t task, std::string_view extra = "", std::string_view body = kBody) {
-  return request("POST", fmt::format("/t/{}/v1/messages", task), body, extra);
+std::string log_message(std::int64_t task, std::string_view extra = "", std::string_view body = kLogBody) {
+  return log_request("POST", fmt::format("/t/{}/v1/messages", task), body, extra);
 }
 
 // One request on its own connection (connection: close), read to the end.
-Reply call(int port, std::string_view method, std::string_view target, std::string_view body = "",
-           std::string extra = "") {
+LogReply call(int port, std::string_view method, std::string_view target, std::string_view body = "",
+              std::string extra = "") {
   Client c(port);
-  c.send(request(method, target, body, extra + "connection: close\r\n"));
+  c.send(log_request(method, target, body, extra + "connection: close\r\n"));
   while (c.fill()) {
   }
-  Reply r;
+  LogReply r;
   const auto end = c.buf.find("\r\n\r\n");
   if (c.buf.rfind("HTTP/1.1 ", 0) != 0 || end == std::string::npos) return r;
   r.status = std::stoi(c.buf.substr(9, 3));
@@ -79,7 +79,7 @@ Reply call(int port, std::string_view method, std::string_view target, std::stri
   r.body = c.buf.substr(end + 4);
   return r;
 }
-Reply post_outcome(int port, std::int64_t task, std::string_view body) {
+LogReply post_outcome(int port, std::int64_t task, std::string_view body) {
   return call(port, "POST", fmt::format("/control/tasks/{}/outcome", task), body);
 }
 
@@ -115,7 +115,7 @@ class Dir {
   fs::path path_;
 };
 
-ServerConfig config_with(const std::string& log_path = "") {
+ServerConfig log_config(const std::string& log_path = "") {
   ServerConfig c;
   c.threads = 2;
   c.log_path = log_path;
@@ -133,9 +133,9 @@ relsim::Plan plan_of(std::int64_t tasks) {
 
 TEST(ControlTasks, ListsThePlansTasksInOrderWithBaseUrlsCallsAndHeader) {
   const relsim::Plan plan = plan_of(3);
-  Server server(config_with(), plan);
+  Server server(log_config(), plan);
   server.set_script(10, script_of({"ok"}));  // a task set by hand is listed too
-  const Reply r = call(server.port(), "GET", "/control/tasks");
+  const LogReply r = call(server.port(), "GET", "/control/tasks");
   ASSERT_EQ(r.status, 200) << r.body;
   const Json j = r.json();
   ASSERT_EQ(j["tasks"].size(), 4u) << r.body;
@@ -149,7 +149,7 @@ TEST(ControlTasks, ListsThePlansTasksInOrderWithBaseUrlsCallsAndHeader) {
 }
 
 TEST(ControlTasks, WithoutAPlanCallsAndPlanAreNull) {
-  Server server(config_with());
+  Server server(log_config());
   const Json empty = call(server.port(), "GET", "/control/tasks").json();
   EXPECT_EQ(empty, (Json{{"tasks", Json::array()}, {"calls", nullptr}, {"plan", nullptr}}));
   server.set_script(4, script_of({"ok"}));
@@ -162,7 +162,7 @@ TEST(ControlTasks, WithoutAPlanCallsAndPlanAreNull) {
 TEST(ControlTasks, APlanHeaderWithoutNHasNullCalls) {
   relsim::Plan plan = plan_of(1);
   plan.header.erase("n");
-  Server server(config_with());
+  Server server(log_config());
   server.load_plan(plan);
   const Json j = call(server.port(), "GET", "/control/tasks").json();
   EXPECT_TRUE(j["calls"].is_null());
@@ -170,12 +170,12 @@ TEST(ControlTasks, APlanHeaderWithoutNHasNullCalls) {
 }
 
 TEST(ControlTasks, OtherMethodsAre405AndUnknownPathsStill404) {
-  Server server(config_with());
-  const Reply r = call(server.port(), "POST", "/control/tasks");
+  Server server(log_config());
+  const LogReply r = call(server.port(), "POST", "/control/tasks");
   EXPECT_EQ(r.status, 405);
   EXPECT_TRUE(r.has("allow: GET")) << r.head;
   EXPECT_EQ(call(server.port(), "DELETE", "/control/log").status, 405);
-  const Reply unknown = call(server.port(), "GET", "/control/tasks/1/nothing");
+  const LogReply unknown = call(server.port(), "GET", "/control/tasks/1/nothing");
   EXPECT_EQ(unknown.status, 404);
   EXPECT_NE(unknown.body.find("/control/tasks/{task}/script|log|release|outcome"), std::string::npos) << unknown.body;
 }
@@ -183,10 +183,10 @@ TEST(ControlTasks, OtherMethodsAre405AndUnknownPathsStill404) {
 // --- POST /control/tasks/{task}/outcome ------------------------------------------------
 
 TEST(ControlOutcome, EveryWordIsTakenAndEveryReportLogged) {
-  Server server(config_with());
+  Server server(log_config());
   server.set_script(3, script_of({"ok"}));
   for (const auto word : relsim::kOutcomeWords) {
-    const Reply r = post_outcome(server.port(), 3, fmt::format(R"({{"outcome": "{}", "detail": "saw {}"}})", word, word));
+    const auto r = post_outcome(server.port(), 3, fmt::format(R"({{"outcome": "{}", "detail": "saw {}"}})", word, word));
     ASSERT_EQ(r.status, 200) << r.body;
     EXPECT_EQ(r.json(), (Json{{"task", 3}, {"outcome", std::string(word)}}));
   }
@@ -204,7 +204,7 @@ TEST(ControlOutcome, EveryWordIsTakenAndEveryReportLogged) {
 }
 
 TEST(ControlOutcome, BadBodiesAre400NamingTheProblem) {
-  Server server(config_with());
+  Server server(log_config());
   server.set_script(3, script_of({"ok"}));
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"not json", "must be a JSON object"},
@@ -223,7 +223,7 @@ TEST(ControlOutcome, BadBodiesAre400NamingTheProblem) {
       {std::string(5000, '['), "must be a JSON object"},
   };
   for (const auto& [body, want] : cases) {
-    const Reply r = post_outcome(server.port(), 3, body);
+    const LogReply r = post_outcome(server.port(), 3, body);
     EXPECT_EQ(r.status, 400) << body;
     const Json j = r.json();
     ASSERT_TRUE(j.is_object()) << r.body;
@@ -236,20 +236,20 @@ TEST(ControlOutcome, BadBodiesAre400NamingTheProblem) {
 }
 
 TEST(ControlOutcome, ATaskWithoutAScriptIs404AndGetIs405) {
-  Server server(config_with());
+  Server server(log_config());
   server.set_script(3, script_of({"ok"}));
-  const Reply r = post_outcome(server.port(), 4, R"({"outcome": "done"})");
+  const LogReply r = post_outcome(server.port(), 4, R"({"outcome": "done"})");
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(r.json()["error"]["type"], "not_found_error");
   EXPECT_NE(r.body.find("task 4 has no script"), std::string::npos) << r.body;
-  const Reply get = call(server.port(), "GET", "/control/tasks/3/outcome");
+  const LogReply get = call(server.port(), "GET", "/control/tasks/3/outcome");
   EXPECT_EQ(get.status, 405);
   EXPECT_TRUE(get.has("allow: POST"));
   EXPECT_EQ(json_lines(call(server.port(), "GET", "/control/log").body).size(), 1u);
 }
 
 TEST(ControlOutcome, AHugeDetailIsCutTo1000BytesOnACharacterBoundary) {
-  Server server(config_with());
+  Server server(log_config());
   server.set_script(0, script_of({"ok"}));
   // 999 ASCII bytes then two-byte characters: byte 1000 would split one.
   const std::string detail = std::string(999, 'a') + [] {
@@ -257,7 +257,7 @@ TEST(ControlOutcome, AHugeDetailIsCutTo1000BytesOnACharacterBoundary) {
     for (int i = 0; i < 100'000; ++i) s += "\xc3\xa9";
     return s;
   }();
-  const Reply r = post_outcome(server.port(), 0, Json{{"outcome", "hang"}, {"detail", detail}}.dump());
+  const LogReply r = post_outcome(server.port(), 0, Json{{"outcome", "hang"}, {"detail", detail}}.dump());
   ASSERT_EQ(r.status, 200) << r.body.substr(0, 200);
   const auto lines = json_lines(call(server.port(), "GET", "/control/log").body);
   ASSERT_EQ(lines.size(), 2u);
@@ -270,11 +270,11 @@ TEST(ControlOutcome, AHugeDetailIsCutTo1000BytesOnACharacterBoundary) {
 // --- the exhausted reply -------------------------------------------------------------
 
 TEST(ControlLog, AnExhaustedScriptIsA404SayingWhyAndALineMarkedExhausted) {
-  Server server(config_with());
+  Server server(log_config());
   server.set_script(1, script_of({"ok", "http_529"}));
   Client c(server.port());
-  c.send(message(1) + message(1) + message(1, "x-stainless-retry-count: 2\r\n") + message(1));
-  ASSERT_TRUE(server.wait_finished(1, 4, kLimit));
+  c.send(log_message(1) + log_message(1) + log_message(1, "x-stainless-retry-count: 2\r\n") + log_message(1));
+  ASSERT_TRUE(server.wait_finished(1, 4, kLogLimit));
   const std::string want =
       "the script of task 1 is exhausted after 2 requests: the client sent more requests than the plan holds "
       "(make the plan with relsim plan --max-requests)";
@@ -300,7 +300,7 @@ TEST(ControlLog, AnExhaustedScriptIsA404SayingWhyAndALineMarkedExhausted) {
   // A new script goes on from the next index.
   server.set_script(1, script_of({"ok"}));
   Client d(server.port());
-  d.send(message(1));
+  d.send(log_message(1));
   ASSERT_TRUE(d.read_until("msg_relsim_1_4"));
 }
 
@@ -309,19 +309,19 @@ TEST(ControlLog, AnExhaustedScriptIsA404SayingWhyAndALineMarkedExhausted) {
 TEST(ControlLog, EachRequestIsOneLineWithEveryFieldAndTheFileEqualsGetControlLog) {
   Dir dir;
   const fs::path file = dir / "requests.jsonl";
-  Server server(config_with(file.string()), plan_of(2));
+  Server server(log_config(file.string()), plan_of(2));
   Client c(server.port());
-  c.send(message(0, "x-stainless-retry-count: 0\r\n") + message(0, "X-Stainless-Retry-Count: 1\r\n"));
-  ASSERT_TRUE(server.wait_finished(0, 2, kLimit));
+  c.send(log_message(0, "x-stainless-retry-count: 0\r\n") + log_message(0, "X-Stainless-Retry-Count: 1\r\n"));
+  ASSERT_TRUE(server.wait_finished(0, 2, kLogLimit));
   // Refused before taking an entry: logged with index and entry null.
   EXPECT_EQ(call(server.port(), "GET", "/t/1/v1/messages").status, 405);
   EXPECT_EQ(call(server.port(), "POST", "/t/1/v1/messages", "not json").status, 400);
   EXPECT_EQ(call(server.port(), "POST", "/t/1/v1/messages", R"({"stream": false})").status, 400);
   // A task without a script: not logged at all.
-  EXPECT_EQ(call(server.port(), "POST", "/t/7/v1/messages", kBody).status, 404);
-  ASSERT_TRUE(server.wait_finished(1, 3, kLimit));
+  EXPECT_EQ(call(server.port(), "POST", "/t/7/v1/messages", kLogBody).status, 404);
+  ASSERT_TRUE(server.wait_finished(1, 3, kLogLimit));
 
-  const Reply log = call(server.port(), "GET", "/control/log");
+  const LogReply log = call(server.port(), "GET", "/control/log");
   ASSERT_EQ(log.status, 200);
   EXPECT_TRUE(log.has("content-type: application/x-ndjson")) << log.head;
   EXPECT_FALSE(log.has("x-relsim-log-left-out"));
@@ -340,7 +340,7 @@ TEST(ControlLog, EachRequestIsOneLineWithEveryFieldAndTheFileEqualsGetControlLog
   EXPECT_EQ(first["status"], 200);
   EXPECT_EQ(first["end"], "complete");
   EXPECT_EQ(first["retry_count"], "0");
-  EXPECT_EQ(first["body_bytes"], kBody.size());
+  EXPECT_EQ(first["body_bytes"], kLogBody.size());
   EXPECT_LE(first["received_ms"].get<double>(), first["finished_ms"].get<double>());
   EXPECT_EQ(lines[2]["index"], 1);
   EXPECT_EQ(lines[2]["entry"], "cut");
@@ -361,13 +361,13 @@ TEST(ControlLog, EachRequestIsOneLineWithEveryFieldAndTheFileEqualsGetControlLog
 }
 
 TEST(ControlLog, ShapedEntriesAreLoggedInTheirObjectForm) {
-  Server server(config_with());
+  Server server(log_config());
   auto script = script_of({"ok"});
   script[0].chunk_delay_ms = 1;
   server.set_script(2, script);
   Client c(server.port());
-  c.send(message(2));
-  ASSERT_TRUE(server.wait_finished(2, 1, kLimit));
+  c.send(log_message(2));
+  ASSERT_TRUE(server.wait_finished(2, 1, kLogLimit));
   const auto lines = json_lines(call(server.port(), "GET", "/control/log").body);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[1]["entry"], (Json{{"kind", "ok"}, {"chunk_delay_ms", 1}}));
@@ -376,17 +376,17 @@ TEST(ControlLog, ShapedEntriesAreLoggedInTheirObjectForm) {
 TEST(ControlLog, TheFileKeepsEveryLineWhenMemoryIsCapped) {
   Dir dir;
   const fs::path file = dir / "requests.jsonl";
-  ServerConfig config = config_with(file.string());
+  ServerConfig config = log_config(file.string());
   config.max_log_bytes = 100;  // the header fits, request lines do not
   Server server(config);
   server.set_script(0, script_of({"ok", "ok", "ok"}));
   Client c(server.port());
-  c.send(message(0) + message(0) + message(0));
+  c.send(log_message(0) + log_message(0) + log_message(0));
   // The request lines are left out of memory: wait (on the count the reply
   // reports) until all three are written.
   auto left_out = [&](int n) {
     const std::string want = fmt::format("x-relsim-log-left-out: {}\r\n", n);
-    for (auto until = std::chrono::steady_clock::now() + kLimit; std::chrono::steady_clock::now() < until;
+    for (auto until = std::chrono::steady_clock::now() + kLogLimit; std::chrono::steady_clock::now() < until;
          std::this_thread::yield())
       if (call(server.port(), "GET", "/control/log").has(want)) return true;
     return false;
@@ -404,7 +404,7 @@ TEST(ControlLog, TheFileKeepsEveryLineWhenMemoryIsCapped) {
 
 TEST(ControlLog, AnUnwritableFileIsAnInputErrorBeforeListening) {
   Dir dir;
-  EXPECT_THROW(Server(config_with((dir / "no/such/folder/requests.jsonl").string())), relsim::InputError);
+  EXPECT_THROW(Server(log_config((dir / "no/such/folder/requests.jsonl").string())), relsim::InputError);
   const relsim::test::RunResult r =
       relsim::test::run_relsim({"serve", "--port", "0", "--log", (dir / "no/such/folder/x.jsonl").string()});
   EXPECT_EQ(r.code, 2);
@@ -419,17 +419,17 @@ TEST(ControlLog, AnUnwritableFileIsAnInputErrorBeforeListening) {
 TEST(ControlLog, StopWritesTheHeldRequestsAsStoppedAndEveryRequestOnce) {
   Dir dir;
   const fs::path file = dir / "requests.jsonl";
-  Server server(config_with(file.string()));
+  Server server(log_config(file.string()));
   server.set_script(0, script_of({"http_529", "stall"}));
   server.set_script(1, script_of({"slow_headers"}));
   server.set_script(2, script_of({"ok"}));
   Client a(server.port()), b(server.port()), d(server.port());
-  a.send(message(0) + message(0));
-  b.send(message(1));
-  d.send(message(2));
-  ASSERT_TRUE(server.wait_held(0, 1, kLimit));
-  ASSERT_TRUE(server.wait_held(1, 1, kLimit));
-  ASSERT_TRUE(server.wait_finished(2, 1, kLimit));
+  a.send(log_message(0) + log_message(0));
+  b.send(log_message(1));
+  d.send(log_message(2));
+  ASSERT_TRUE(server.wait_held(0, 1, kLogLimit));
+  ASSERT_TRUE(server.wait_held(1, 1, kLogLimit));
+  ASSERT_TRUE(server.wait_finished(2, 1, kLogLimit));
   server.stop();
   const auto lines = json_lines(read_file(file));
   const auto requests = requests_of(lines);
@@ -452,7 +452,7 @@ TEST(ControlLog, StopWritesTheHeldRequestsAsStoppedAndEveryRequestOnce) {
 
 // Polls the task's log until it shows `count` requests (a condition, with a safety limit).
 bool wait_logged(int port, std::int64_t task, std::size_t count) {
-  const auto until = std::chrono::steady_clock::now() + kLimit;
+  const auto until = std::chrono::steady_clock::now() + kLogLimit;
   while (std::chrono::steady_clock::now() < until) {
     const Json j = call(port, "GET", fmt::format("/control/tasks/{}/log", task)).json();
     std::size_t ended = 0;
@@ -476,14 +476,14 @@ TEST(ServeLog, SigtermWritesTheHeldStallAsStoppedAndEveryRequestOnce) {
   ASSERT_GT(port, 0);
 
   Client held(port);  // task 0's first entry is a stall: two events, then held until the stop
-  held.send(message(0, "x-stainless-retry-count: 0\r\n"));
+  held.send(log_message(0, "x-stainless-retry-count: 0\r\n"));
   ASSERT_TRUE(held.read_until("content_block_start"));
   ASSERT_EQ(call(port, "POST", "/control/tasks/2/script", R"({"responses": ["http_529", "ok"]})").status, 200);
-  EXPECT_EQ(call(port, "POST", "/t/2/v1/messages", kBody).status, 529);
-  EXPECT_EQ(call(port, "POST", "/t/2/v1/messages", kBody).status, 200);
-  EXPECT_EQ(call(port, "POST", "/t/2/v1/messages", kBody).status, 404);  // exhausted
+  EXPECT_EQ(call(port, "POST", "/t/2/v1/messages", kLogBody).status, 529);
+  EXPECT_EQ(call(port, "POST", "/t/2/v1/messages", kLogBody).status, 200);
+  EXPECT_EQ(call(port, "POST", "/t/2/v1/messages", kLogBody).status, 404);  // exhausted
   EXPECT_EQ(call(port, "GET", "/t/1/v1/messages").status, 405);
-  EXPECT_EQ(call(port, "POST", "/t/99/v1/messages", kBody).status, 404);  // no script: not logged
+  EXPECT_EQ(call(port, "POST", "/t/99/v1/messages", kLogBody).status, 404);  // no script: not logged
   EXPECT_EQ(post_outcome(port, 2, R"({"outcome": "partial_done", "detail": "half"})").status, 200);
   ASSERT_TRUE(wait_logged(port, 2, 3));
   ASSERT_TRUE(wait_logged(port, 1, 1));

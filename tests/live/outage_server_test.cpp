@@ -25,18 +25,18 @@ using relsim::OutageConfig;
 using relsim::Server;
 using relsim::ServerConfig;
 
-struct Reply {
+struct OutageReply {
   int status = 0;
   std::string body;
 };
 
 // One request on its own connection (connection: close), read to its end.
-Reply exchange(int port, const std::string& method, const std::string& target, const std::string& body = "") {
+OutageReply exchange(int port, const std::string& method, const std::string& target, const std::string& body = "") {
   relsim::test::RawClient c(port);
   c.send(fmt::format("{} {} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{}", method, target,
                      body.size(), body));
   c.drain();
-  Reply r;
+  OutageReply r;
   if (c.buf.rfind("HTTP/1.1 ", 0) == 0) r.status = std::stoi(c.buf.substr(9, 3));
   const auto head_end = c.buf.find("\r\n\r\n");
   if (head_end != std::string::npos) r.body = c.buf.substr(head_end + 4);
@@ -71,7 +71,7 @@ TEST(OutageServer, RequestsInBadTimeGetFaultsOfTheKindsAndOthersAHealthyStream) 
     exchange(server.port(), "POST", fmt::format("/t/{}/v1/messages", i % 3), body);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  const Reply schedule = exchange(server.port(), "GET", "/control/outage");
+  const OutageReply schedule = exchange(server.port(), "GET", "/control/outage");
   ASSERT_EQ(schedule.status, 200) << schedule.body;
   const Json j = Json::parse(schedule.body);
   EXPECT_EQ(j["t_good"], 0.04);
@@ -130,14 +130,14 @@ TEST(OutageServer, TheSameSeedPublishesTheSameSchedule) {
 
 TEST(OutageServer, ScriptsAreRefusedAndTheEndpointNeedsOutageMode) {
   Server outage(outage_server(1, "cut=1"));
-  const Reply script = exchange(outage.port(), "POST", "/control/tasks/3/script", R"({"responses":["ok"]})");
+  const OutageReply script = exchange(outage.port(), "POST", "/control/tasks/3/script", R"({"responses":["ok"]})");
   EXPECT_EQ(script.status, 400);
   EXPECT_NE(script.body.find("outage mode"), std::string::npos) << script.body;
   EXPECT_THROW(outage.set_script(3, relsim::script_of({"ok"})), relsim::InputError);
   EXPECT_EQ(exchange(outage.port(), "POST", "/control/outage").status, 405);
 
   Server plain;
-  const Reply none = exchange(plain.port(), "GET", "/control/outage");
+  const OutageReply none = exchange(plain.port(), "GET", "/control/outage");
   EXPECT_EQ(none.status, 404);
   EXPECT_NE(none.body.find("without an outage schedule"), std::string::npos) << none.body;
   EXPECT_FALSE(plain.outage_schedule());
@@ -145,7 +145,7 @@ TEST(OutageServer, ScriptsAreRefusedAndTheEndpointNeedsOutageMode) {
 
 TEST(OutageServer, AnyTaskIsAnsweredAndItsOutcomeCanBeReported) {
   Server server(outage_server(4, "http_503=1"));
-  const Reply r = exchange(server.port(), "POST", "/t/123456/v1/messages", R"({"stream":true})");
+  const OutageReply r = exchange(server.port(), "POST", "/t/123456/v1/messages", R"({"stream":true})");
   EXPECT_TRUE(r.status == 200 || r.status == 503) << r.status;
   EXPECT_EQ(server.log(123456).requests.size(), 1u);
   EXPECT_EQ(exchange(server.port(), "POST", "/control/tasks/123456/outcome", R"({"outcome":"done"})").status, 200);

@@ -39,14 +39,14 @@ relsim::test::RunOptions thirty_seconds() {
   return o;
 }
 
-struct Reply {
+struct ProviderReply {
   int status = 0;
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
 };
 
-Reply parse_reply(const std::string& raw) {
-  Reply r;
+ProviderReply parse_reply(const std::string& raw) {
+  ProviderReply r;
   if (raw.rfind("HTTP/1.1 ", 0) == 0) r.status = std::stoi(raw.substr(9, 3));
   const auto head_end = raw.find("\r\n\r\n");
   if (head_end == std::string::npos) return r;
@@ -66,7 +66,7 @@ Reply parse_reply(const std::string& raw) {
 
 // One messages request of `task` with this x-api-key ("" sends none), on its
 // own connection, read to the end.
-Reply message(int port, std::int64_t task, const std::string& key) {
+ProviderReply provider_message(int port, std::int64_t task, const std::string& key) {
   RawClient c(port);
   const std::string body = R"({"stream":true})";
   c.send(fmt::format("POST /t/{}/v1/messages HTTP/1.1\r\nhost: x\r\nconnection: close\r\n{}content-length: {}\r\n\r\n{}",
@@ -91,8 +91,8 @@ const std::regex kRfc3339(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)");
 TEST(ProviderServer, EachTenantGetsItsQuotaThen429WithRetryAfterAndRateLimitHeaders) {
   Server server(provider(3, 0));  // 3 a minute: the bucket holds 3, one back every 20 s
   server.set_script(0, script_of({"ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok"}));
-  std::vector<Reply> a;
-  for (int i = 0; i < 5; ++i) a.push_back(message(server.port(), 0, "key-a"));
+  std::vector<ProviderReply> a;
+  for (int i = 0; i < 5; ++i) a.push_back(provider_message(server.port(), 0, "key-a"));
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(a[i].status, 200) << i;
     EXPECT_EQ(a[i].headers["anthropic-ratelimit-requests-limit"], "3");
@@ -111,8 +111,8 @@ TEST(ProviderServer, EachTenantGetsItsQuotaThen429WithRetryAfterAndRateLimitHead
     EXPECT_NE(a[i].body.find("rate_limit_error"), std::string::npos) << a[i].body;
   }
   // Another key is another tenant with a bucket of its own.
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(message(server.port(), 0, "key-b").status, 200) << i;
-  EXPECT_EQ(message(server.port(), 0, "key-b").status, 429);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(provider_message(server.port(), 0, "key-b").status, 200) << i;
+  EXPECT_EQ(provider_message(server.port(), 0, "key-b").status, 429);
 
   // The journal: tenants in order of first sight; refused requests took no
   // entry (index null), so the six admitted ones took entries 0 to 5.
@@ -139,9 +139,9 @@ TEST(ProviderServer, EachTenantGetsItsQuotaThen429WithRetryAfterAndRateLimitHead
 TEST(ProviderServer, NoKeyIsOneTenantOfItsOwn) {
   Server server(provider(1, 0));
   server.set_script(4, script_of({"ok", "ok", "ok"}));
-  EXPECT_EQ(message(server.port(), 4, "").status, 200);
-  EXPECT_EQ(message(server.port(), 4, "").status, 429);
-  EXPECT_EQ(message(server.port(), 4, "k").status, 200);
+  EXPECT_EQ(provider_message(server.port(), 4, "").status, 200);
+  EXPECT_EQ(provider_message(server.port(), 4, "").status, 429);
+  EXPECT_EQ(provider_message(server.port(), 4, "k").status, 200);
 }
 
 TEST(ProviderServer, PastCapacityA529AndTheStreamsHeldKeepTheirPlaces) {
@@ -158,7 +158,7 @@ TEST(ProviderServer, PastCapacityA529AndTheStreamsHeldKeepTheirPlaces) {
   ASSERT_TRUE(server.wait_held(0, 1, std::chrono::seconds(10)));
   ASSERT_TRUE(server.wait_held(1, 1, std::chrono::seconds(10)));
 
-  Reply refused = message(server.port(), 2, "k");
+  ProviderReply refused = provider_message(server.port(), 2, "k");
   ASSERT_EQ(refused.status, 529);
   EXPECT_EQ(refused.headers["x-should-retry"], "true");
   EXPECT_NE(refused.body.find("overloaded_error"), std::string::npos);
@@ -170,7 +170,7 @@ TEST(ProviderServer, PastCapacityA529AndTheStreamsHeldKeepTheirPlaces) {
   ASSERT_TRUE(server.wait_finished(0, 1, std::chrono::seconds(10)));
   ASSERT_TRUE(server.wait_finished(1, 1, std::chrono::seconds(10)));
   // The 529 took no entry: task 2's one "ok" is still there.
-  const Reply later = message(server.port(), 2, "k");
+  const ProviderReply later = provider_message(server.port(), 2, "k");
   EXPECT_EQ(later.status, 200);
   EXPECT_NE(later.body.find("message_stop"), std::string::npos);
   const auto lines = journal_requests(server.port());
@@ -189,12 +189,12 @@ TEST(ProviderServer, TheQuotaIsAskedBeforeTheCapacity) {
   held.send(fmt::format("POST /t/0/v1/messages HTTP/1.1\r\nhost: x\r\nx-api-key: k\r\ncontent-length: {}\r\n\r\n{}",
                         body.size(), body));
   ASSERT_TRUE(server.wait_held(0, 1, std::chrono::seconds(10)));
-  Reply second = message(server.port(), 1, "k");
+  ProviderReply second = provider_message(server.port(), 1, "k");
   EXPECT_EQ(second.status, 529);
   EXPECT_EQ(second.headers["anthropic-ratelimit-requests-remaining"], "0");
   server.open_gate("h");
   EXPECT_TRUE(held.read_until("0\r\n\r\n"));
-  EXPECT_EQ(message(server.port(), 1, "k").status, 429);
+  EXPECT_EQ(provider_message(server.port(), 1, "k").status, 429);
 }
 
 TEST(ProviderServer, BadKeysAndTooManyTenantsAre400NamingTheLimit) {
@@ -202,15 +202,15 @@ TEST(ProviderServer, BadKeysAndTooManyTenantsAre400NamingTheLimit) {
   config.provider->max_tenants = 2;
   Server server(config);
   server.set_script(0, script_of({"ok", "ok", "ok"}));
-  const Reply long_key = message(server.port(), 0, std::string(300, 'k'));
+  const ProviderReply long_key = provider_message(server.port(), 0, std::string(300, 'k'));
   EXPECT_EQ(long_key.status, 400);
   EXPECT_NE(long_key.body.find("300 bytes: at most 256"), std::string::npos) << long_key.body;
-  EXPECT_EQ(message(server.port(), 0, "one").status, 200);
-  EXPECT_EQ(message(server.port(), 0, "two").status, 200);
-  const Reply third = message(server.port(), 0, "three");
+  EXPECT_EQ(provider_message(server.port(), 0, "one").status, 200);
+  EXPECT_EQ(provider_message(server.port(), 0, "two").status, 200);
+  const ProviderReply third = provider_message(server.port(), 0, "three");
   EXPECT_EQ(third.status, 400);
   EXPECT_NE(third.body.find("at most 2 tenants"), std::string::npos) << third.body;
-  EXPECT_EQ(message(server.port(), 0, "one").status, 200);
+  EXPECT_EQ(provider_message(server.port(), 0, "one").status, 200);
 }
 
 TEST(ProviderServer, ConfigOutOfRangeIsRefused) {
@@ -256,9 +256,9 @@ TEST(ProviderServe, QuotaAndCapacityFromTheCommandLine) {
   const int port = relsim::test::port_from_banner(serve.read_line(60));
   ASSERT_GT(port, 0);
   // Outage mode answers any task without a script (bad with probability 1e-8 at any moment).
-  EXPECT_EQ(message(port, 1, "k").headers["anthropic-ratelimit-requests-limit"], "2");
-  message(port, 1, "k");
-  Reply third = message(port, 1, "k");
+  EXPECT_EQ(provider_message(port, 1, "k").headers["anthropic-ratelimit-requests-limit"], "2");
+  provider_message(port, 1, "k");
+  ProviderReply third = provider_message(port, 1, "k");
   EXPECT_EQ(third.status, 429);
   EXPECT_EQ(third.headers["retry-after"].empty(), false);
 }

@@ -6,7 +6,7 @@
 // Most tests run a UiServer with a fake CommandRunner that records its
 // arguments and answers as scripted, so the server is tested alone. Nothing
 // waits for a time to pass: a runner that must hold on does so on a Gate the
-// test opens, and each wait has a generous safety limit (kLimit) that only
+// test opens, and each wait has a generous safety limit (kUiLimit) that only
 // turns a server bug into a failure instead of a hang.
 #include <gtest/gtest.h>
 
@@ -47,11 +47,11 @@ using relsim::ui::UiServer;
 using Args = std::vector<std::string>;
 using namespace std::chrono_literals;
 
-constexpr auto kLimit = 30s;  // safety limit of every wait; never reached when the server is right
+constexpr auto kUiLimit = 30s;  // safety limit of every wait; never reached when the server is right
 
 // --- HTTP through Beast's parser, over the raw client ----------------------------
 
-struct Reply {
+struct UiReply {
   int status = 0;  // 0: no whole response came
   std::map<std::string, std::string> headers;  // names in lower case
   std::string body;
@@ -64,7 +64,7 @@ struct Reply {
 };
 
 // One response from the client's bytes; what follows it stays in c.buf.
-Reply read_reply(RawClient& c) {
+UiReply read_reply(RawClient& c) {
   http::response_parser<http::string_body> parser;
   parser.body_limit(1u << 30);
   parser.eager(true);
@@ -76,7 +76,7 @@ Reply read_reply(RawClient& c) {
     if (ec && ec != http::error::need_more) return {};
     if (used == 0 && !c.fill()) return {};
   }
-  Reply r;
+  UiReply r;
   r.status = static_cast<int>(parser.get().result_int());
   for (const auto& field : parser.get()) {
     std::string name(field.name_string());
@@ -87,18 +87,18 @@ Reply read_reply(RawClient& c) {
   return r;
 }
 
-std::string request(const std::string& method, const std::string& target, int port, const std::string& body = "",
-                    const std::string& extra = "") {
+std::string ui_request(const std::string& method, const std::string& target, int port, const std::string& body = "",
+                       const std::string& extra = "") {
   return fmt::format("{} {} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\ncontent-length: {}\r\n{}\r\n{}", method, target, port,
                      body.size(), extra, body);
 }
 
-Reply round_trip(int port, const std::string& bytes) {
+UiReply round_trip(int port, const std::string& bytes) {
   RawClient c(port);
   c.send(bytes);
   return read_reply(c);
 }
-Reply get(int port, const std::string& target) { return round_trip(port, request("GET", target, port)); }
+UiReply get(int port, const std::string& target) { return round_trip(port, ui_request("GET", target, port)); }
 
 // The events of a text/event-stream body: (name, data) in order.
 std::vector<std::pair<std::string, std::string>> events_of(const std::string& body) {
@@ -113,12 +113,12 @@ std::vector<std::pair<std::string, std::string>> events_of(const std::string& bo
   return out;
 }
 
-void expect_guard_headers(const Reply& r) {
+void expect_guard_headers(const UiReply& r) {
   EXPECT_EQ(r.header("cache-control"), "no-store");
   EXPECT_EQ(r.header("x-content-type-options"), "nosniff");
 }
 
-void expect_error(const Reply& r, int status, const std::string& part) {
+void expect_error(const UiReply& r, int status, const std::string& part) {
   EXPECT_EQ(r.status, status);
   EXPECT_EQ(r.header("content-type"), "application/json");
   expect_guard_headers(r);
@@ -143,7 +143,7 @@ class Gate {
   }
   bool wait() {
     std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, kLimit, [&] { return open_; });
+    return cv_.wait_for(lock, kUiLimit, [&] { return open_; });
   }
 
  private:
@@ -180,11 +180,11 @@ struct FakeRunner {
   }
   bool wait_calls(std::size_t n) {
     std::unique_lock lock(mu);
-    return cv.wait_for(lock, kLimit, [&] { return calls.size() >= n; });
+    return cv.wait_for(lock, kUiLimit, [&] { return calls.size() >= n; });
   }
   bool wait_cancelled() {
     std::unique_lock lock(mu);
-    return cv.wait_for(lock, kLimit, [&] { return saw_cancelled; });
+    return cv.wait_for(lock, kUiLimit, [&] { return saw_cancelled; });
   }
   Args call(std::size_t i) {
     const std::lock_guard lock(mu);
@@ -252,7 +252,7 @@ TEST(UiServer, RefusesAnInvalidConfig) {
 
 TEST(UiServer, ExactRunsTheCommandAndAnswersItsBytes) {
   FakeServer s;
-  const Reply r = get(s.port, "/api/exact?p=0.3&q=0.8&r=2&n=2");
+  const UiReply r = get(s.port, "/api/exact?p=0.3&q=0.8&r=2&n=2");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.header("content-type"), "application/json");
   expect_guard_headers(r);
@@ -267,7 +267,7 @@ TEST(UiServer, EachApiPathRunsItsCommand) {
   EXPECT_EQ(get(port, "/api/simulate?tasks=400").status, 200);
   EXPECT_EQ(get(port, "/api/oracle?fault=cut&times=once").status, 200);
   EXPECT_EQ(get(port, "/api/live?fault=cut&times=once").status, 200);
-  const Reply sweep = get(port, "/api/sweep?p=0.1,0.2&strict");
+  const UiReply sweep = get(port, "/api/sweep?p=0.1,0.2&strict");
   EXPECT_EQ(sweep.status, 200);
   EXPECT_EQ(sweep.header("content-type"), "text/csv; charset=utf-8");
   EXPECT_EQ(s.fake.call(0), (Args{"simulate", "--tasks=400", "--json"}));
@@ -281,7 +281,7 @@ TEST(UiServer, ExitCodesBecomeStatuses) {
     const int code = std::stoi(args[1].substr(4));  // --p=CODE
     return {code, code == 1 ? "{\"check\": false}\n" : "", fmt::format("message of exit {}", code)};
   });
-  const Reply one = get(s.port, "/api/exact?p=1");
+  const UiReply one = get(s.port, "/api/exact?p=1");
   EXPECT_EQ(one.status, 200);
   EXPECT_EQ(one.header("x-relsim-exit"), "1");
   EXPECT_EQ(one.body, "{\"check\": false}\n");
@@ -314,20 +314,20 @@ TEST(UiServer, UnknownPathIs404AndWrongMethodIs405WithAllow) {
   const int port = s.port;
   expect_error(get(port, "/nothing/here"), 404, "unknown path '/nothing/here'");
   expect_error(get(port, "/api/exactly"), 404, "unknown path");
-  const Reply post = round_trip(port, request("POST", "/api/exact?p=0.3", port, "{}"));
+  const UiReply post = round_trip(port, ui_request("POST", "/api/exact?p=0.3", port, "{}"));
   expect_error(post, 405, "method POST is not allowed here: use GET");
   EXPECT_EQ(post.header("allow"), "GET");
-  const Reply audit = get(port, "/api/audit");
+  const UiReply audit = get(port, "/api/audit");
   expect_error(audit, 405, "use POST");
   EXPECT_EQ(audit.header("allow"), "POST");
-  EXPECT_EQ(round_trip(port, request("DELETE", "/", port)).header("allow"), "GET");
+  EXPECT_EQ(round_trip(port, ui_request("DELETE", "/", port)).header("allow"), "GET");
   std::lock_guard lock(s.fake.mu);
   EXPECT_TRUE(s.fake.calls.empty());
 }
 
 TEST(UiServer, ServesThePageWithItsSecurityPolicy) {
   FakeServer s;
-  const Reply page = get(s.port, "/");
+  const UiReply page = get(s.port, "/");
   EXPECT_EQ(page.status, 200);
   EXPECT_EQ(page.header("content-type").rfind("text/html", 0), 0u) << page.header("content-type");
   EXPECT_NE(page.body.find("<html"), std::string::npos);
@@ -337,7 +337,7 @@ TEST(UiServer, ServesThePageWithItsSecurityPolicy) {
   // The page's state lives in its query, which the server does not parse.
   EXPECT_EQ(get(s.port, "/?p=0.3&lab.fault=stall&pol.s=2").body, page.body);
   for (const relsim::ui::Asset& asset : relsim::ui::assets()) {
-    const Reply r = get(s.port, std::string(asset.path));
+    const UiReply r = get(s.port, std::string(asset.path));
     EXPECT_EQ(r.status, 200) << asset.path;
     EXPECT_EQ(r.body, asset.body) << asset.path;
     EXPECT_EQ(r.header("content-type"), asset.content_type) << asset.path;
@@ -365,16 +365,17 @@ TEST(UiServer, KeepsTheConnectionAliveAndAnswersPipelinedRequestsInOrder) {
   FakeServer s([](const Args& args, const CommandHooks&) { return CommandResult{0, args[1] + "\n", ""}; });
   const int port = s.port;
   RawClient c(port);
-  c.send(request("GET", "/api/exact?p=1", port));
-  const Reply first = read_reply(c);
+  c.send(ui_request("GET", "/api/exact?p=1", port));
+  const UiReply first = read_reply(c);
   EXPECT_EQ(first.header("connection"), "keep-alive");
   EXPECT_EQ(first.body, "--p=1\n");
-  c.send(request("GET", "/api/exact?p=2", port) + request("GET", "/", port) + request("GET", "/api/exact?p=3", port));
+  c.send(ui_request("GET", "/api/exact?p=2", port) + ui_request("GET", "/", port) +
+         ui_request("GET", "/api/exact?p=3", port));
   EXPECT_EQ(read_reply(c).body, "--p=2\n");
   EXPECT_EQ(read_reply(c).header("content-type").rfind("text/html", 0), 0u);
   EXPECT_EQ(read_reply(c).body, "--p=3\n");
   c.send("GET /api/exact?p=4 HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\nConnection: close\r\n\r\n");
-  const Reply last = read_reply(c);
+  const UiReply last = read_reply(c);
   EXPECT_EQ(last.body, "--p=4\n");
   EXPECT_EQ(last.header("connection"), "close");
   c.drain();
@@ -400,7 +401,7 @@ TEST(UiServer, AuditWritesTheUploadToAPrivateFolderAndRemovesIt) {
   });
   const int port = s.port;
   const Json body = {{"plan", "{\"relsim_plan\": 1}\nline 2\n"}, {"log", std::string("a\0b", 3)}};
-  const Reply r = round_trip(port, request("POST", "/api/audit?policy=layered&s=2&infer", port, body.dump()));
+  const UiReply r = round_trip(port, ui_request("POST", "/api/audit?policy=layered&s=2&infer", port, body.dump()));
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.body, "{\"audited\": 1}\n");
   const Args args = s.fake.call(0);
@@ -418,7 +419,7 @@ TEST(UiServer, AuditWritesTheUploadToAPrivateFolderAndRemovesIt) {
 TEST(UiServer, AuditRefusesABodyThatIsNotAPlanAndALog) {
   FakeServer s;
   const int port = s.port;
-  const auto post = [&](const std::string& body) { return round_trip(port, request("POST", "/api/audit", port, body)); };
+  const auto post = [&](const std::string& body) { return round_trip(port, ui_request("POST", "/api/audit", port, body)); };
   expect_error(post("not json"), 400, "the body is not JSON");
   expect_error(post("[1, 2]"), 400, "not a JSON object");
   expect_error(post(R"({"plan": "x"})"), 400, "log must be a string");
@@ -426,7 +427,7 @@ TEST(UiServer, AuditRefusesABodyThatIsNotAPlanAndALog) {
   expect_error(post(R"({"plan": "x", "log": "y", "extra": 1})"), 400, "the key \"extra\"");
   expect_error(post(R"({"plan": ["x"], "log": "y"})"), 400, "must be strings");
   expect_error(post("{\"plan\": " + std::string(20'000, '[')), 400, "must be strings");
-  expect_error(round_trip(port, request("POST", "/api/audit?x=1", port, R"({"plan": "x", "log": "y"})")), 400,
+  expect_error(round_trip(port, ui_request("POST", "/api/audit?x=1", port, R"({"plan": "x", "log": "y"})")), 400,
                "unknown parameter 'x' for /api/audit");
   std::lock_guard lock(s.fake.mu);
   EXPECT_TRUE(s.fake.calls.empty());
@@ -440,7 +441,7 @@ TEST(UiServer, TargetOverEightKibIs414) {
   FakeServer s;
   const int port = s.port;
   for (const std::size_t size : {9'000u, 40'000u, 200'000u}) {
-    const Reply r = get(port, "/api/exact?p=" + std::string(size, '1'));
+    const UiReply r = get(port, "/api/exact?p=" + std::string(size, '1'));
     expect_error(r, 414, "8192");
     EXPECT_EQ(r.header("connection"), "close");
     expect_still_serving(port);
@@ -450,9 +451,9 @@ TEST(UiServer, TargetOverEightKibIs414) {
 TEST(UiServer, BodyOverTheLimitIs413) {
   FakeServer s({}, config([](UiConfig& c) { c.max_body_bytes = 1000; }));
   const int port = s.port;
-  expect_error(round_trip(port, request("POST", "/api/audit", port, std::string(1001, 'x'))), 413, "at most 1000");
+  expect_error(round_trip(port, ui_request("POST", "/api/audit", port, std::string(1001, 'x'))), 413, "at most 1000");
   // Elsewhere the limit is 64 KiB, chunked or not.
-  expect_error(round_trip(port, request("GET", "/api/exact", port, std::string(70'000, 'x'))), 413, "too large");
+  expect_error(round_trip(port, ui_request("GET", "/api/exact", port, std::string(70'000, 'x'))), 413, "too large");
   const std::string chunked = fmt::format("GET /api/exact HTTP/1.1\r\nHost: 127.0.0.1:{}\r\ntransfer-encoding: chunked\r\n"
                                           "\r\n{:x}\r\n{}\r\n0\r\n\r\n",
                                           port, 70'000, std::string(70'000, 'y'));
@@ -476,7 +477,7 @@ TEST(UiServer, GarbageBytesGet400OrACloseAndTheServerGoesOn) {
                                    std::string("GET /\x01 HTTP/1.1\r\nHost: x\r\n\r\n"), std::string(1, '\0')}) {
     RawClient c(port);
     c.send(bytes);
-    const Reply r = read_reply(c);
+    const UiReply r = read_reply(c);
     EXPECT_TRUE(r.status == 0 || r.status == 400) << r.status;
     c.drain();
     EXPECT_TRUE(c.eof || c.reset) << "the connection was neither answered nor closed";
@@ -489,7 +490,7 @@ TEST(UiServer, HeaderFloodIs431) {
   const int port = s.port;
   std::string flood = fmt::format("GET / HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n", port);
   for (int i = 0; i < 5000; ++i) flood += fmt::format("x-flood-{}: {}\r\n", i, i);
-  const Reply r = round_trip(port, flood + "\r\n");
+  const UiReply r = round_trip(port, flood + "\r\n");
   expect_error(r, 431, "headers exceed");
   expect_still_serving(port);
 }
@@ -510,11 +511,11 @@ TEST(UiServer, ConnectionsOverTheCapAreClosed) {
   const int port = s.port;
   RawClient a(port), b(port);
   for (RawClient* client : {&a, &b}) {
-    client->send(request("GET", "/", port));
+    client->send(ui_request("GET", "/", port));
     EXPECT_EQ(read_reply(*client).status, 200);
   }
   RawClient over(port);
-  over.send(request("GET", "/", port));
+  over.send(ui_request("GET", "/", port));
   over.drain();
   EXPECT_TRUE(over.eof || over.reset);
   EXPECT_TRUE(over.buf.empty());
@@ -539,7 +540,7 @@ TEST(UiServer, ThePageLoadsWhileACommandRuns) {
   }, config(1));
   const int port = s.port;
   RawClient busy(port);
-  busy.send(request("GET", "/api/simulate?tasks=400", port));
+  busy.send(ui_request("GET", "/api/simulate?tasks=400", port));
   ASSERT_TRUE(s.fake.wait_calls(1));
   EXPECT_EQ(get(port, "/").status, 200);
   gate.open();
@@ -556,11 +557,11 @@ TEST(UiServer, StreamSendsProgressThenTheResult) {
   });
   const int port = s.port;
   RawClient c(port);
-  c.send(request("GET", "/api/simulate/stream?tasks=400&seed=20261001", port));
+  c.send(ui_request("GET", "/api/simulate/stream?tasks=400&seed=20261001", port));
   ASSERT_TRUE(c.read_until("data: {\"done\":100,\"total\":400}\n\n"));
   EXPECT_EQ(c.buf.rfind("HTTP/1.1 200 OK\r\n", 0), 0u);
   gate.open();
-  const Reply r = read_reply(c);
+  const UiReply r = read_reply(c);
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.header("content-type"), "text/event-stream");
   EXPECT_EQ(r.header("transfer-encoding"), "chunked");
@@ -580,7 +581,7 @@ TEST(UiServer, StreamEndsWithAnErrorEventForBadInput) {
   FakeServer s([](const Args&, const CommandHooks&) {
     return CommandResult{2, "", "p = 1.2 is out of range: p must be in [0, 1]"};
   });
-  const Reply r = get(s.port, "/api/simulate/stream?p=1.2");
+  const UiReply r = get(s.port, "/api/simulate/stream?p=1.2");
   EXPECT_EQ(r.status, 200);
   const auto events = events_of(r.body);
   ASSERT_EQ(events.size(), 1u) << r.body;
@@ -594,7 +595,7 @@ TEST(UiServer, ClosingTheStreamCancelsTheCommandAtItsNextReport) {
   const int port = s.port;
   {
     RawClient c(port);
-    c.send(request("GET", "/api/simulate/stream?tasks=10000000", port));
+    c.send(ui_request("GET", "/api/simulate/stream?tasks=10000000", port));
     ASSERT_TRUE(c.read_until("event: progress\n"));
   }  // closed here
   EXPECT_TRUE(s.fake.wait_cancelled());
@@ -605,7 +606,7 @@ TEST(UiServer, AClientLeavingAPlainRequestCancelsItsCommandToo) {
   FakeServer s(until_cancelled("sweep"));
   {
     RawClient c(s.port);
-    c.send(request("GET", "/api/sweep?p=0.1", s.port));
+    c.send(ui_request("GET", "/api/sweep?p=0.1", s.port));
     ASSERT_TRUE(s.fake.wait_calls(1));
   }
   EXPECT_TRUE(s.fake.wait_cancelled());
@@ -615,8 +616,8 @@ TEST(UiServer, StopCancelsRunningCommandsAndClosesConnections) {
   FakeServer s(until_cancelled("simulate"));
   const int port = s.port;
   RawClient running(port), idle(port);
-  running.send(request("GET", "/api/simulate?tasks=10000000", port));
-  idle.send(request("GET", "/", port));
+  running.send(ui_request("GET", "/api/simulate?tasks=10000000", port));
+  idle.send(ui_request("GET", "/", port));
   EXPECT_EQ(read_reply(idle).status, 200);
   ASSERT_TRUE(s.fake.wait_calls(1));
   s.server->stop();
@@ -626,7 +627,7 @@ TEST(UiServer, StopCancelsRunningCommandsAndClosesConnections) {
   EXPECT_FALSE(running.timed_out || idle.timed_out);
   s.server->stop();  // idempotent
   RawClient after(port);
-  after.send(request("GET", "/", port));
+  after.send(ui_request("GET", "/", port));
   EXPECT_EQ(read_reply(after).status, 0);
 }
 
@@ -644,7 +645,7 @@ std::string cli_out(const std::string& args) {
 
 TEST(UiServerCommands, ExactAnswersWhatTheCliPrints) {
   UiServer server(config(), real_runner());
-  const Reply r = get(server.port(), "/api/exact?p=0.3&q=0.8&r=2&n=2");
+  const UiReply r = get(server.port(), "/api/exact?p=0.3&q=0.8&r=2&n=2");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, cli_out("exact --p 0.3 --q 0.8 --r 2 --n 2 --json"));
   EXPECT_EQ(fmt::format("{:.6f}", r.json()["success"].get<double>()), "0.763675");
@@ -652,7 +653,7 @@ TEST(UiServerCommands, ExactAnswersWhatTheCliPrints) {
 
 TEST(UiServerCommands, SimulateAnswersWhatTheCliPrints) {
   UiServer server(config(), real_runner());
-  const Reply r = get(server.port(), "/api/simulate?p=0.3&q=0.8&r=2&n=2&tasks=400&seed=20261001");
+  const UiReply r = get(server.port(), "/api/simulate?p=0.3&q=0.8&r=2&n=2&tasks=400&seed=20261001");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, cli_out("simulate --p 0.3 --q 0.8 --r 2 --n 2 --tasks 400 --seed 20261001 --json"));
   EXPECT_EQ(r.json()["successes"], 310);
@@ -660,7 +661,7 @@ TEST(UiServerCommands, SimulateAnswersWhatTheCliPrints) {
 
 TEST(UiServerCommands, StreamResultIsTheCliJsonOnOneLine) {
   UiServer server(config(), real_runner());
-  const Reply r = get(server.port(), "/api/simulate/stream?p=0.3&q=0.8&r=2&n=2&tasks=400&seed=20261001");
+  const UiReply r = get(server.port(), "/api/simulate/stream?p=0.3&q=0.8&r=2&n=2&tasks=400&seed=20261001");
   EXPECT_EQ(r.status, 200);
   const auto events = events_of(r.body);
   ASSERT_FALSE(events.empty());
@@ -672,7 +673,7 @@ TEST(UiServerCommands, StreamResultIsTheCliJsonOnOneLine) {
 
 TEST(UiServerCommands, SweepAnswersTheCliCsv) {
   UiServer server(config(), real_runner());
-  const Reply r = get(server.port(), "/api/sweep?p=0.3&q=0.3,0.8&r=2&n=2&tasks=400&seed=20261001");
+  const UiReply r = get(server.port(), "/api/sweep?p=0.3&q=0.3,0.8&r=2&n=2&tasks=400&seed=20261001");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.header("content-type"), "text/csv; charset=utf-8");
   EXPECT_EQ(r.body, cli_out("sweep --p 0.3 --q 0.3,0.8 --r 2 --n 2 --tasks 400 --seed 20261001"));
@@ -681,7 +682,7 @@ TEST(UiServerCommands, SweepAnswersTheCliCsv) {
 
 TEST(UiServerCommands, OracleCountsNineRequestsForNaiveUnderSlowHeaders) {
   UiServer server(config(), real_runner());
-  const Reply r = get(server.port(), "/api/oracle?fault=slow_headers&times=always&policy=naive&n=1&r=2");
+  const UiReply r = get(server.port(), "/api/oracle?fault=slow_headers&times=always&policy=naive&n=1&r=2");
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.body,
             cli_out("oracle --fault slow_headers --times always --policy naive --n 1 --r 2 --json --per-task"));

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "support/run.hpp"
+
 namespace relsim::test {
 namespace fs = std::filesystem;
 namespace {
@@ -40,6 +42,8 @@ fs::path write_temp(const std::string& tag, const std::string& name, const std::
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }
+
+fs::path build_dir() { return fs::path(relsim_exe()).parent_path(); }
 
 std::string slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

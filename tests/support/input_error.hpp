@@ -1,7 +1,9 @@
 #pragma once
-// For tests of bad input: the message of the InputError a call throws.
+// For tests of bad input: the message of the InputError a call throws, and
+// what it must say.
 #include <exception>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -22,6 +24,12 @@ std::string input_error(F f) {
   }
   ADD_FAILURE() << "did not throw";
   return "";
+}
+
+// Checks that `message` is one line and contains each of `words`.
+inline void expect_mentions(const std::string& message, const std::vector<std::string>& words) {
+  EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
+  for (const auto& w : words) EXPECT_NE(message.find(w), std::string::npos) << "'" << w << "' missing in: " << message;
 }
 
 }  // namespace relsim::test

@@ -43,8 +43,8 @@ void copy_sources(const fs::path& source, const fs::path& dir, const std::vector
 
 std::string npm_install(const fs::path& source, const fs::path& dir, const std::vector<std::string>& files,
                         const std::string& package) {
-  if (find_program("node").empty()) return "node is not on PATH (scripts/install-deps.sh installs nodejs)";
-  if (find_program("npm").empty()) return "npm is not on PATH (scripts/install-deps.sh installs it)";
+  if (find_program("node").empty()) return "node is not on PATH (scripts/install-deps.sh --tests installs nodejs)";
+  if (find_program("npm").empty()) return "npm is not on PATH (scripts/install-deps.sh --tests installs it)";
   fs::create_directories(dir);
   const FileLock lock(dir / ".install.lock");
   copy_sources(source, dir, files);

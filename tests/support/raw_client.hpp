@@ -95,4 +95,10 @@ class RawClient {
   int fd_ = -1;
 };
 
+// The body of a whole HTTP reply: what follows its head ("" when the head never ended).
+inline std::string body_of(const std::string& reply) {
+  const auto at = reply.find("\r\n\r\n");
+  return at == std::string::npos ? "" : reply.substr(at + 4);
+}
+
 }  // namespace relsim::test

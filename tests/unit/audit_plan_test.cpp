@@ -11,7 +11,7 @@
 namespace relsim {
 namespace {
 
-const char* kMixed = "cut=1,stall=1,slow_headers=2,http_529=1,overloaded=1,reset=0.5";
+const char* kAuditMixed = "cut=1,stall=1,slow_headers=2,http_529=1,overloaded=1,reset=0.5";
 
 Model reference_model() {
   Model model;
@@ -20,17 +20,17 @@ Model reference_model() {
   return model;
 }
 
-SimConfig config_of(std::int64_t tasks, std::uint64_t seed) {
+SimConfig audit_config(std::int64_t tasks, std::uint64_t seed) {
   SimConfig config;
   config.tasks = tasks;
   config.seed = seed;
-  config.kinds = parse_fault_weights(kMixed);
+  config.kinds = parse_fault_weights(kAuditMixed);
   return config;
 }
 
 TEST(AuditPlan, EveryPolicyOverOneAuditPlanCountsWhatSimulateCountsForIt) {
   const Model model = reference_model();
-  const SimConfig config = config_of(4000, 77);
+  const SimConfig config = audit_config(4000, 77);
   const Policy meant{.n = 3, .r = 2, .s = 2, .B = 0, .kind = PolicyKind::simple};
   const Plan plan = parse_plan(write_plan(generate_audit_plan(model, meant, config, 12)), "memory");
   for (auto kind : {PolicyKind::simple, PolicyKind::naive, PolicyKind::layered, PolicyKind::budgeted})
@@ -51,7 +51,7 @@ TEST(AuditPlan, ListsEveryCallUntilACallOfMaxRequestsBadOnes) {
   const Policy meant{.n = 4, .r = 1, .s = 1, .B = 0, .kind = PolicyKind::layered};
   Model model = reference_model();
   model.q = 0.95;  // long bursts, so that some calls reach K bad requests
-  const Plan plan = generate_audit_plan(model, meant, config_of(2000, 5), K);
+  const Plan plan = generate_audit_plan(model, meant, audit_config(2000, 5), K);
   EXPECT_EQ(plan.header["max_requests"], K);
   EXPECT_EQ(plan.header["policy"], "layered");
   int cut_short = 0;
@@ -76,13 +76,13 @@ TEST(AuditPlan, ListsEveryCallUntilACallOfMaxRequestsBadOnes) {
 TEST(AuditPlan, RefusesWhatAnAuditCannotUse) {
   const Model model = reference_model();
   const Policy naive{.n = 2, .r = 2, .s = 2, .B = 0, .kind = PolicyKind::naive};
-  EXPECT_THROW(generate_audit_plan(model, naive, config_of(10, 1), 8), InputError);  // naive needs 9
-  EXPECT_THROW(generate_audit_plan(model, naive, config_of(10, 1), 0), InputError);
-  EXPECT_THROW(generate_audit_plan(model, naive, config_of(10, 1), kMaxRequestsPerCall + 1), InputError);
+  EXPECT_THROW(generate_audit_plan(model, naive, audit_config(10, 1), 8), InputError);  // naive needs 9
+  EXPECT_THROW(generate_audit_plan(model, naive, audit_config(10, 1), 0), InputError);
+  EXPECT_THROW(generate_audit_plan(model, naive, audit_config(10, 1), kMaxRequestsPerCall + 1), InputError);
   Model backoff = model;
   backoff.b = 1;
-  EXPECT_THROW(generate_audit_plan(backoff, naive, config_of(10, 1), 9), InputError);
-  EXPECT_NO_THROW(generate_audit_plan(model, naive, config_of(10, 1), 9));
+  EXPECT_THROW(generate_audit_plan(backoff, naive, audit_config(10, 1), 9), InputError);
+  EXPECT_NO_THROW(generate_audit_plan(model, naive, audit_config(10, 1), 9));
 }
 
 TEST(AuditPlan, ScriptedAlwaysHoldsMaxRequestsPerCall) {

@@ -18,9 +18,7 @@
 namespace relsim {
 namespace {
 
-Model chain(double p, double q, std::int64_t b, std::int64_t g = 0, ChainScope scope = ChainScope::fresh) {
-  return test::model_of(p, q, b, g, scope);
-}
+using test::model_of;
 
 struct Tally {
   std::int64_t runs = 0, all_failed = 0, loads = 0, bad_loads = 0, slow = 0, http_503 = 0;
@@ -52,7 +50,7 @@ void expect_rate(std::int64_t k, std::int64_t n, double expected, const std::str
 }
 
 TEST(BughuntPlan, TheSameSeedGivesTheSamePlanAnotherSeedAnother) {
-  const Model m = chain(0.3, 0.7, 1);
+  const Model m = model_of(0.3, 0.7, 1);
   const PageFaultWeights w;
   const auto a = draw_bughunt_plan(m, Tester::careful, 2, AppVersion::healthy, w, 500, 11);
   const auto b = draw_bughunt_plan(m, Tester::careful, 2, AppVersion::healthy, w, 500, 11);
@@ -71,7 +69,7 @@ TEST(BughuntPlan, TheSameSeedGivesTheSamePlanAnotherSeedAnother) {
 }
 
 TEST(BughuntPlan, EachRunListsTheLoadsItsTesterReadsAndTheOraclesVerdict) {
-  const Model m = chain(0.4, 0.8, 0);
+  const Model m = model_of(0.4, 0.8, 0);
   for (const Tester tester : {Tester::naive, Tester::careful}) {
     for (const AppVersion version : {AppVersion::healthy, AppVersion::buggy}) {
       const auto plan = draw_bughunt_plan(m, tester, 3, version, PageFaultWeights{}, 2000, 5);
@@ -99,7 +97,7 @@ TEST(BughuntPlan, AFreshChainsRatesAreTheClosedForms) {
   for (const std::int64_t b : {0, 3}) {
     const double again = p + (1.0 - p) * std::pow(lambda, static_cast<double>(b + 1));  // P(a reload fails)
     const int k = 2;
-    const auto plan = draw_bughunt_plan(chain(p, q, b), Tester::careful, k, AppVersion::healthy, PageFaultWeights{},
+    const auto plan = draw_bughunt_plan(model_of(p, q, b), Tester::careful, k, AppVersion::healthy, PageFaultWeights{},
                                         kMaxBughuntRuns, 20261202);
     const Tally t = tally(plan);
     expect_rate(t.all_failed, t.runs, p * std::pow(again, k), "ENV_ERROR, b = " + std::to_string(b));
@@ -112,7 +110,7 @@ TEST(BughuntPlan, AFreshChainsRatesAreTheClosedForms) {
 
 TEST(BughuntPlan, AContinuousChainsRatesAreTheExactEngines) {
   for (const Tester tester : {Tester::naive, Tester::careful}) {
-    const Model m = chain(0.25, 0.9, 2, 1, ChainScope::continuous);
+    const Model m = model_of(0.25, 0.9, 2, 1, ChainScope::continuous);
     const TriageRates exact = triage_exact(m, tester, 1);
     const Tally t =
         tally(draw_bughunt_plan(m, tester, 1, AppVersion::healthy, PageFaultWeights{}, kMaxBughuntRuns, 77));
@@ -124,7 +122,7 @@ TEST(BughuntPlan, AContinuousChainsRatesAreTheExactEngines) {
 TEST(BughuntPlan, FaultsArePickedByWeight) {
   const PageFaultWeights w = parse_page_fault_weights("reset=1,slow=3");
   const Tally t = tally(
-      draw_bughunt_plan(chain(0.5, 0.5, 0), Tester::careful, 3, AppVersion::healthy, w, kMaxBughuntRuns, 3));
+      draw_bughunt_plan(model_of(0.5, 0.5, 0), Tester::careful, 3, AppVersion::healthy, w, kMaxBughuntRuns, 3));
   EXPECT_EQ(t.http_503, 0);
   expect_rate(t.slow, t.bad_loads, 0.75, "slow share");
   EXPECT_EQ(to_string(w), "reset=1,slow=3");
@@ -132,7 +130,7 @@ TEST(BughuntPlan, FaultsArePickedByWeight) {
 
 TEST(BughuntPlan, BadInputNamesTheValue) {
   using test::input_error;
-  const Model m = chain(0.1, 0.1, 0);
+  const Model m = model_of(0.1, 0.1, 0);
   const PageFaultWeights w;
   EXPECT_NE(input_error([&] { draw_bughunt_plan(m, Tester::careful, 1, AppVersion::healthy, w, 0, 1); })
                 .find("runs = 0"),

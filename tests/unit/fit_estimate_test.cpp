@@ -146,12 +146,12 @@ TEST(FitEstimate, ProfileIntervalsAgreeWithABruteForceGrid) {
   EXPECT_LT(qb, q_hi);
 }
 
-struct Point {
+struct FitPoint {
   double p, q;
 };
 
 TEST(FitEstimate, IntervalsCoverTheTruthOnSimulatedLogs) {
-  for (const Point truth : {Point{0.3, 0.3}, Point{0.3, 0.8}, Point{0.02, 0.9}}) {
+  for (const FitPoint truth : {FitPoint{0.3, 0.3}, FitPoint{0.3, 0.8}, FitPoint{0.02, 0.9}}) {
     constexpr int kReplicates = 200;
     int cover_p = 0, cover_q = 0, alarms = 0;
     for (int rep = 0; rep < kReplicates; ++rep) {

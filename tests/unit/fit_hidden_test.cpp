@@ -22,7 +22,7 @@
 namespace relsim::fit {
 namespace {
 
-using Tasks = std::vector<std::vector<std::uint8_t>>;
+using HiddenTasks = std::vector<std::vector<std::uint8_t>>;
 
 double uniform(std::mt19937_64& rng) { return double(rng() >> 11) * 0x1.0p-53; }
 
@@ -46,10 +46,11 @@ Eigen::RowVectorXd stationary(const Eigen::MatrixXd& step) {
   return a.fullPivLu().solve(rhs).transpose();
 }
 
-Tasks sample(const Eigen::MatrixXd& step, const Eigen::VectorXd& bad, int tasks, int length, std::uint64_t seed) {
+HiddenTasks sample_hidden(const Eigen::MatrixXd& step, const Eigen::VectorXd& bad, int tasks, int length,
+                          std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   const Eigen::RowVectorXd pi = stationary(step);
-  Tasks out(static_cast<std::size_t>(tasks));
+  HiddenTasks out(static_cast<std::size_t>(tasks));
   for (auto& task : out) {
     int state = draw(rng, pi);
     for (int t = 0; t < length; ++t) {
@@ -84,7 +85,7 @@ Truth three_states() {
 
 TEST(Hidden, RecoversGilbertChain) {
   const Truth truth = gilbert(0.3, 0.8);
-  const HiddenFit fit = fit_hidden(sample(truth.step, truth.bad, 20000, 10, 100), 2, 7);
+  const HiddenFit fit = fit_hidden(sample_hidden(truth.step, truth.bad, 20000, 10, 100), 2, 7);
   ASSERT_EQ(fit.states, 2);
   EXPECT_TRUE(fit.converged);
   EXPECT_NEAR(fit.bad(0), 0.0, 0.004);
@@ -98,7 +99,7 @@ TEST(Hidden, RecoversGilbertChain) {
 
 TEST(Hidden, RecoversThreeStateChain) {
   const Truth truth = three_states();
-  const HiddenFit fit = fit_hidden(sample(truth.step, truth.bad, 50000, 10, 100), 3, 7);
+  const HiddenFit fit = fit_hidden(sample_hidden(truth.step, truth.bad, 50000, 10, 100), 3, 7);
   ASSERT_EQ(fit.states, 3);
   EXPECT_TRUE(fit.converged);
   // 5 sd over 30 replicates; measured sd: emissions 0.0012, 0.010, 0.0043; step rows
@@ -113,7 +114,7 @@ TEST(Hidden, RecoversThreeStateChain) {
 
 TEST(Hidden, LogLikelihoodNeverDecreases) {
   const Truth truth = three_states();
-  const Sequences data = distinct_sequences(sample(truth.step, truth.bad, 20000, 10, 3));
+  const Sequences data = distinct_sequences(sample_hidden(truth.step, truth.bad, 20000, 10, 3));
   Eigen::MatrixXd step(3, 3);
   step << 0.5, 0.3, 0.2, 0.2, 0.5, 0.3, 0.3, 0.2, 0.5;
   Eigen::VectorXd bad(3);
@@ -129,15 +130,15 @@ TEST(Hidden, LogLikelihoodNeverDecreases) {
 
 TEST(Hidden, BicPicksTwoStatesForGilbertAndOneForIndependent) {
   const Truth bursty = gilbert(0.3, 0.8);
-  const HiddenFit two = fit_hidden_auto(sample(bursty.step, bursty.bad, 20000, 10, 11), 3, 5);
+  const HiddenFit two = fit_hidden_auto(sample_hidden(bursty.step, bursty.bad, 20000, 10, 11), 3, 5);
   EXPECT_EQ(two.states, 2);
   const Truth independent = gilbert(0.3, 0.3);
-  const HiddenFit one = fit_hidden_auto(sample(independent.step, independent.bad, 20000, 10, 12), 3, 5);
+  const HiddenFit one = fit_hidden_auto(sample_hidden(independent.step, independent.bad, 20000, 10, 12), 3, 5);
   EXPECT_EQ(one.states, 1);
 }
 
 TEST(Hidden, OneStateIsTheBadFraction) {
-  const Tasks tasks = {{0, 1, 1}, {0}, {}, {1, 0, 0, 0, 1}};
+  const HiddenTasks tasks = {{0, 1, 1}, {0}, {}, {1, 0, 0, 0, 1}};
   const HiddenFit fit = fit_hidden(tasks, 1, 1);
   ASSERT_EQ(fit.states, 1);
   EXPECT_EQ(fit.bad(0), 4.0 / 9.0);
@@ -147,7 +148,7 @@ TEST(Hidden, OneStateIsTheBadFraction) {
   EXPECT_EQ(fit.initial(0), 1.0);
 }
 
-void expect_same(const HiddenFit& a, const HiddenFit& b) {
+void expect_same_fit(const HiddenFit& a, const HiddenFit& b) {
   EXPECT_EQ(a.log_likelihood, b.log_likelihood);
   EXPECT_EQ(a.iterations, b.iterations);
   EXPECT_TRUE(a.step == b.step);
@@ -159,12 +160,12 @@ TEST(Hidden, SameSeedSameFitWithOneAndTwoThreads) {
   // Long tasks, so that the E-step has enough blocks to run on several threads; a fixed number
   // of iterations keeps this quick on a loaded machine.
   const Truth truth = gilbert(0.2, 0.7);
-  const Sequences long_tasks = distinct_sequences(sample(truth.step, truth.bad, 100, 400, 21));
+  const Sequences long_tasks = distinct_sequences(sample_hidden(truth.step, truth.bad, 100, 400, 21));
   Eigen::MatrixXd step(2, 2);
   step << 0.7, 0.3, 0.4, 0.6;
   const Eigen::Vector2d bad(0.2, 0.7);
   // And the whole fit with its seeded restarts, on short tasks.
-  const Tasks short_tasks = sample(truth.step, truth.bad, 5000, 10, 22);
+  const HiddenTasks short_tasks = sample_hidden(truth.step, truth.bad, 5000, 10, 22);
   std::vector<HiddenFit> runs, fits;
   for (int threads : {1, 2}) {
     omp_set_num_threads(threads);
@@ -172,14 +173,14 @@ TEST(Hidden, SameSeedSameFitWithOneAndTwoThreads) {
     fits.push_back(fit_hidden(short_tasks, 3, 99));
   }
   omp_set_num_threads(omp_get_num_procs());
-  expect_same(runs[0], runs[1]);
-  expect_same(fits[0], fits[1]);
+  expect_same_fit(runs[0], runs[1]);
+  expect_same_fit(fits[0], fits[1]);
   EXPECT_EQ(runs[0].iterations, 30);
 }
 
 TEST(Hidden, ToChainIsTheExactEnginesView) {
   const Truth truth = gilbert(0.3, 0.8);
-  const HiddenFit fit = fit_hidden(sample(truth.step, truth.bad, 2000, 10, 4), 2, 7);
+  const HiddenFit fit = fit_hidden(sample_hidden(truth.step, truth.bad, 2000, 10, 4), 2, 7);
   const Chain chain = to_chain(fit);
   EXPECT_TRUE(chain.step == fit.step);
   EXPECT_TRUE(chain.retry == fit.step);
@@ -190,7 +191,7 @@ TEST(Hidden, ToChainIsTheExactEnginesView) {
 }
 
 TEST(Hidden, RefusesBadInput) {
-  const Tasks tasks = {{0, 1}};
+  const HiddenTasks tasks = {{0, 1}};
   EXPECT_THROW(fit_hidden(tasks, 0, 1), InputError);
   EXPECT_THROW(fit_hidden(tasks, kMaxHiddenStates + 1, 1), InputError);
   EXPECT_THROW(fit_hidden(tasks, 2, 1, 0), InputError);

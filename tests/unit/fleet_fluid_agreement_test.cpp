@@ -14,7 +14,7 @@
 namespace relsim::fleet {
 namespace {
 
-struct Case {
+struct FluidCase {
   double rate, p, capacity;
   int r;
   double tolerance;  // relative, on goodput and amplification
@@ -33,7 +33,7 @@ struct Steady {
 // amplification drifts away from the fluid model's as the fleet grows (by
 // 2.3%, 4.0% and 10.7% at 200, 2,000 and 12,000 calls per second: see
 // docs/fleet.md, The fluid check), which no mean-field model can follow.
-Steady simulated(const Case& c, double duration, double warmup) {
+Steady simulated(const FluidCase& c, double duration, double warmup) {
   Scenario s;
   s.agents = 1'000'000;
   s.start = parse_start("poisson:" + std::to_string(c.rate));
@@ -61,14 +61,14 @@ Steady simulated(const Case& c, double duration, double warmup) {
 }
 
 TEST(FleetFluid, AgreesWithTheEventSimulationForManyAgents) {
-  const std::vector<Case> cases = {
+  const std::vector<FluidCase> cases = {
       {100.0, 0.1, 0.0, 2, 0.01},      // no limit: the flows are linear, only noise differs
       {100.0, 0.1, 300.0, 2, 0.01},    // capacity far above the load
       {200.0, 0.1, 150.0, 2, 0.02},    // capacity binding: 529s cost attempts; fluctuations of 150 streams
       {2000.0, 0.1, 1500.0, 2, 0.005}, // ten times the fleet: the fluctuations average out
       {1200.0, 0.05, 1000.0, 3, 0.005},
   };
-  for (const Case& c : cases) {
+  for (const FluidCase& c : cases) {
     FluidInput in;
     in.arrival_rate = c.rate;
     in.r = c.r;

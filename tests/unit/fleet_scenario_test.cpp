@@ -17,10 +17,7 @@ namespace {
 
 using relsim::test::input_error;
 
-void expect_mentions(const std::string& message, const std::vector<std::string>& words) {
-  EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
-  for (const auto& w : words) EXPECT_NE(message.find(w), std::string::npos) << "'" << w << "' missing in: " << message;
-}
+using relsim::test::expect_mentions;
 
 void expect_same(const Start& a, const Start& b) {
   EXPECT_EQ(a.kind, b.kind);

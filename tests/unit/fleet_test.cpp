@@ -15,7 +15,7 @@
 namespace relsim::fleet {
 namespace {
 
-Policy policy_of(PolicyKind kind, std::int64_t n, int r, int s = 2, int B = 0) {
+Policy fleet_policy(PolicyKind kind, std::int64_t n, int r, int s = 2, int B = 0) {
   Policy p;
   p.kind = kind;
   p.n = n;
@@ -36,7 +36,7 @@ Scenario independent_agents(std::int64_t agents, std::int64_t tasks_per_agent) {
   return s;
 }
 
-FleetResult run(const Scenario& s, int replicates = 1, int threads = 1) {
+FleetResult run_scenario(const Scenario& s, int replicates = 1, int threads = 1) {
   RunConfig c;
   c.replicates = replicates;
   c.threads = threads;
@@ -44,7 +44,7 @@ FleetResult run(const Scenario& s, int replicates = 1, int threads = 1) {
   return run_fleet(s, c, true);
 }
 
-struct Point {
+struct FleetPoint {
   Model model;
   Policy policy;
   FaultWeights kinds;
@@ -54,13 +54,13 @@ struct Point {
 // must fall inside a 99.9% interval of the exact engine's value.
 TEST(Fleet, AgentsThatShareNothingAreTheSingleAgentModel) {
   FaultWeights mixed = parse_fault_weights("cut=1,stall=1,http_529=1,http_500=1,reset=1");
-  const std::vector<Point> points = {
-      {model_of(0.1, 0.1), policy_of(PolicyKind::simple, 5, 2), FaultWeights::in_stream_uniform()},
-      {model_of(0.05, 0.6), policy_of(PolicyKind::simple, 10, 3), FaultWeights::in_stream_uniform()},
-      {model_of(0.1, 0.5), policy_of(PolicyKind::layered, 4, 2, 2), mixed},
-      {model_of(0.2, 0.7), policy_of(PolicyKind::budgeted, 3, 2, 2, 4), mixed},
+  const std::vector<FleetPoint> points = {
+      {model_of(0.1, 0.1), fleet_policy(PolicyKind::simple, 5, 2), FaultWeights::in_stream_uniform()},
+      {model_of(0.05, 0.6), fleet_policy(PolicyKind::simple, 10, 3), FaultWeights::in_stream_uniform()},
+      {model_of(0.1, 0.5), fleet_policy(PolicyKind::layered, 4, 2, 2), mixed},
+      {model_of(0.2, 0.7), fleet_policy(PolicyKind::budgeted, 3, 2, 2, 4), mixed},
   };
-  for (const Point& pt : points) {
+  for (const FleetPoint& pt : points) {
     ExactOptions options;
     options.kinds = pt.kinds;
     const double exact = exact_matrix(pt.model, pt.policy, options).success;
@@ -69,7 +69,7 @@ TEST(Fleet, AgentsThatShareNothingAreTheSingleAgentModel) {
       s.model = pt.model;
       s.policy = pt.policy;
       s.kinds = pt.kinds;
-      const FleetResult r = run(s);
+      const FleetResult r = run_scenario(s);
       const Interval ci = binomial_interval(IntervalKind::wilson, r.successes, r.tasks, 0.999);
       SCOPED_TRACE(testing::Message() << describe(pt.policy) << ", p = " << pt.model.p << ", q = " << pt.model.q
                                       << ", agents = " << agents << ": " << r.successes << "/" << r.tasks
@@ -94,8 +94,8 @@ TEST(Fleet, SameCountsForAnyThreadCount) {
   s.pool = 10;
   s.throttle = parse_throttle("grpc:10,0.1");
   s.model = model_of(0.1, 0.5);
-  s.policy = policy_of(PolicyKind::layered, 3, 2, 2);
-  const FleetResult one = run(s, 4, 1), two = run(s, 4, 2);
+  s.policy = fleet_policy(PolicyKind::layered, 3, 2, 2);
+  const FleetResult one = run_scenario(s, 4, 1), two = run_scenario(s, 4, 2);
   EXPECT_GT(one.r429 + one.r529 + one.timeouts, 0);  // the limits were reached
   EXPECT_EQ(one.tasks, two.tasks);
   EXPECT_EQ(one.successes, two.successes);
@@ -105,7 +105,7 @@ TEST(Fleet, SameCountsForAnyThreadCount) {
   EXPECT_EQ(one.pool_wait, two.pool_wait);
   EXPECT_EQ(one.outcomes, two.outcomes);
   // And each replicate differs from the others: four replicates are not one four times.
-  const FleetResult single = run(s, 1, 1);
+  const FleetResult single = run_scenario(s, 1, 1);
   EXPECT_NE(single.requests * 4, one.requests);
 }
 
@@ -120,8 +120,8 @@ TEST(Fleet, CountsAddUp) {
   s.header_timeout = 1.5;
   s.quota = 1500;
   s.model = model_of(0.05, 0.3);
-  s.policy = policy_of(PolicyKind::layered, 2, 2, 2);
-  const FleetResult r = run(s, 2, 2);
+  s.policy = fleet_policy(PolicyKind::layered, 2, 2, 2);
+  const FleetResult r = run_scenario(s, 2, 2);
   std::int64_t ended = 0, exogenous_bad = 0;
   for (const std::int64_t c : r.outcomes) ended += c;
   EXPECT_EQ(ended, r.tasks);
@@ -147,8 +147,8 @@ TEST(Fleet, AGivenUpRequestIsStillServed) {
   s.capacity = 1;
   s.queue = 10;
   s.header_timeout = 0.5;
-  s.policy = policy_of(PolicyKind::simple, 1, 0);
-  const FleetResult r = run(s);
+  s.policy = fleet_policy(PolicyKind::simple, 1, 0);
+  const FleetResult r = run_scenario(s);
   EXPECT_EQ(r.tasks, 3);
   EXPECT_EQ(r.successes, 1);
   EXPECT_EQ(r.timeouts, 2);
@@ -166,8 +166,8 @@ TEST(Fleet, APoolOfOneServesInTurn) {
   s.agents = 10;
   s.start = parse_start("coordinated:0");
   s.pool = 1;
-  s.policy = policy_of(PolicyKind::simple, 1, 0);
-  const FleetResult r = run(s);
+  s.policy = fleet_policy(PolicyKind::simple, 1, 0);
+  const FleetResult r = run_scenario(s);
   EXPECT_EQ(r.successes, 10);
   for (int k = 1; k <= 9; ++k) EXPECT_EQ(r.pool_wait[static_cast<std::size_t>(latency_bin(k))], 1) << k;
   EXPECT_NEAR(r.pool_wait_quantile(0.99), 9.0, 0.05);
@@ -175,7 +175,7 @@ TEST(Fleet, APoolOfOneServesInTurn) {
   // One connection per task: nobody waits.
   s.pool = 0;
   s.pool_per_task = true;
-  EXPECT_EQ(run(s).pool_wait_quantile(0.99), 0.0);
+  EXPECT_EQ(run_scenario(s).pool_wait_quantile(0.99), 0.0);
 }
 
 // Two long agents (30 s streams) and eight short ones (1 s) at t = 0 over a
@@ -189,15 +189,15 @@ TEST(Fleet, LongStreamsBlockTheShortOnesInASmallPool) {
   s.long_seconds = 30;
   s.start = parse_start("coordinated:0");
   s.pool = 2;
-  s.policy = policy_of(PolicyKind::simple, 1, 0);
-  FleetResult r = run(s);
+  s.policy = fleet_policy(PolicyKind::simple, 1, 0);
+  FleetResult r = run_scenario(s);
   EXPECT_EQ(r.successes, 10);
   EXPECT_NEAR(r.short_pool_wait_quantile(0.99), 33.0, 0.2);
   EXPECT_NEAR(r.short_pool_wait_quantile(0.25), 30.0, 0.2);
   EXPECT_EQ(r.pool_wait[0], 2);  // the long agents' two requests did not wait
   s.pool = 0;
   s.pool_per_task = true;
-  r = run(s);
+  r = run_scenario(s);
   EXPECT_EQ(r.short_pool_wait_quantile(0.99), 0.0);
 }
 
@@ -210,22 +210,22 @@ TEST(Fleet, ThrottlesStopRetriesWhereTheirRulesSay) {
   s.model = model_of(1.0, 1.0);
   s.kinds = parse_fault_weights("cut=1");
   s.backoff = parse_backoff("none");
-  s.policy = policy_of(PolicyKind::simple, 1, 500);
+  s.policy = fleet_policy(PolicyKind::simple, 1, 500);
   s.throttle = parse_throttle("grpc:10,0.1");
-  FleetResult r = run(s);
+  FleetResult r = run_scenario(s);
   EXPECT_EQ(r.requests, 5);
   EXPECT_EQ(r.denied, 1);
   EXPECT_EQ(r.outcomes[static_cast<std::size_t>(index_of({Outcome::env_error, FaultKind::cut}))], 1);
   s.throttle = parse_throttle("aws");
-  r = run(s);
+  r = run_scenario(s);
   EXPECT_EQ(r.requests, 101);
   EXPECT_EQ(r.denied, 1);
   // A timeout retry costs 10: 50 retries.
   s.kinds = parse_fault_weights("stall=1");
-  EXPECT_EQ(run(s).requests, 51);
+  EXPECT_EQ(run_scenario(s).requests, 51);
   // A budget's minimum lets one agent retry as its policy says: 501 requests.
   s.throttle = parse_throttle("budget:0.2,3");
-  r = run(s);
+  r = run_scenario(s);
   EXPECT_EQ(r.requests, 501);
   EXPECT_EQ(r.denied, 0);
 }
@@ -241,18 +241,18 @@ TEST(Fleet, AnOutageServesNothingUntilItEnds) {
   s.start = parse_start("coordinated:0");
   s.trigger = parse_trigger("outage:0,10");
   s.backoff = parse_backoff("list:1");
-  s.policy = policy_of(PolicyKind::simple, 1, 3);
-  FleetResult r = run(s);
+  s.policy = fleet_policy(PolicyKind::simple, 1, 3);
+  FleetResult r = run_scenario(s);
   EXPECT_EQ(r.requests, 4);
   EXPECT_EQ(r.r529, 4);
   EXPECT_EQ(r.successes, 0);
   s.queue = 5;
-  r = run(s);
+  r = run_scenario(s);
   EXPECT_EQ(r.requests, 1);
   EXPECT_EQ(r.successes, 1);
   EXPECT_NEAR(r.latency_quantile(0.5), 11.0, 0.06);
   s.header_timeout = 4;
-  r = run(s);
+  r = run_scenario(s);
   EXPECT_EQ(r.requests, 3);
   EXPECT_EQ(r.timeouts, 2);
   EXPECT_EQ(r.wasted, 2);
@@ -269,9 +269,9 @@ TEST(Fleet, AQuotaAnswers429UntilItsBucketRefills) {
   Scenario s;
   s.agents = 50;
   s.quota = 30;
-  s.policy = policy_of(PolicyKind::layered, 1, 0, 60);
+  s.policy = fleet_policy(PolicyKind::layered, 1, 0, 60);
   s.duration = 1000;
-  const FleetResult r = run(s);
+  const FleetResult r = run_scenario(s);
   EXPECT_EQ(r.good, 50);
   EXPECT_EQ(r.successes, 50);
   EXPECT_GE(r.r429, 20);

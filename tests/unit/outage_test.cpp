@@ -18,7 +18,7 @@
 namespace relsim {
 namespace {
 
-OutageConfig config_of(double t_good, double t_bad, std::uint64_t seed, double scale = 1.0) {
+OutageConfig outage_config(double t_good, double t_bad, std::uint64_t seed, double scale = 1.0) {
   OutageConfig c;
   c.t_good = t_good;
   c.t_bad = t_bad;
@@ -31,19 +31,19 @@ OutageConfig config_of(double t_good, double t_bad, std::uint64_t seed, double s
 double bound(double sd, double n, double z = 5.0) { return z * sd / std::sqrt(n); }
 
 TEST(OutageSchedule, TheSameSeedDrawsTheSameScheduleAndAnotherSeedAnother) {
-  OutageSchedule a(config_of(2.0, 1.0, 11)), b(config_of(2.0, 1.0, 11)), c(config_of(2.0, 1.0, 12));
+  OutageSchedule a(outage_config(2.0, 1.0, 11)), b(outage_config(2.0, 1.0, 11)), c(outage_config(2.0, 1.0, 12));
   const OutageView va = a.view(500.0), vb = b.view(500.0), vc = c.view(500.0);
   ASSERT_GT(va.bad.size(), 50u);
   EXPECT_EQ(va.bad, vb.bad);
   EXPECT_NE(va.bad, vc.bad);
   // Asking in another order (a state first, far ahead) changes nothing.
-  OutageSchedule d(config_of(2.0, 1.0, 11));
+  OutageSchedule d(outage_config(2.0, 1.0, 11));
   d.bad_at(400.0);
   EXPECT_EQ(d.view(500.0).bad, va.bad);
 }
 
 TEST(OutageSchedule, IntervalsAreOrderedDisjointAndAgreeWithTheState) {
-  OutageSchedule s(config_of(0.7, 0.3, 5));
+  OutageSchedule s(outage_config(0.7, 0.3, 5));
   const OutageView v = s.view(300.0);
   EXPECT_EQ(v.from, 0.0);
   EXPECT_EQ(v.now, 300.0);
@@ -66,7 +66,7 @@ TEST(OutageSchedule, TheFirstStateIsStationary) {
   const double t_good = 3.0, t_bad = 1.0, p = t_bad / (t_good + t_bad);
   const int seeds = 20000;
   int bad = 0;
-  for (int seed = 1; seed <= seeds; ++seed) bad += OutageSchedule(config_of(t_good, t_bad, seed)).bad_at(0.0);
+  for (int seed = 1; seed <= seeds; ++seed) bad += OutageSchedule(outage_config(t_good, t_bad, seed)).bad_at(0.0);
   EXPECT_NEAR(static_cast<double>(bad) / seeds, p, bound(std::sqrt(p * (1 - p)), seeds));
 }
 
@@ -74,7 +74,7 @@ TEST(OutageSchedule, TheFirstStateIsStationary) {
 // of bad time tends to p.
 TEST(OutageSchedule, SojournsHaveTheGivenMeansAndTheBadShareIsP) {
   const double t_good = 4.0, t_bad = 1.5, horizon = 200000.0;
-  OutageSchedule s(config_of(t_good, t_bad, 20261001));
+  OutageSchedule s(outage_config(t_good, t_bad, 20261001));
   const OutageView v = s.view(horizon);
   double bad_time = 0.0, good_time = 0.0;
   double sq_bad = 0.0;
@@ -95,7 +95,7 @@ TEST(OutageSchedule, SojournsHaveTheGivenMeansAndTheBadShareIsP) {
 
 // A bad request's kind is the simulator's kind for the same word.
 TEST(OutageSchedule, KindsAreCutFromTheKindWordAsTheSimulatorCutsThem) {
-  OutageConfig c = config_of(1.0, 1.0, 77);
+  OutageConfig c = outage_config(1.0, 1.0, 77);
   c.kinds = parse_fault_weights("cut=1,http_529=3,stall=0.5");
   const OutageSchedule s(c);
   Model m;
@@ -124,7 +124,7 @@ TEST(OutageSchedule, KindsAreCutFromTheKindWordAsTheSimulatorCutsThem) {
 // Past kMaxOutageSwitches the oldest half is let go; a question about a time
 // before what is kept is answered by drawing again, the same.
 TEST(OutageSchedule, LettingTheOldestPartGoChangesNoAnswer) {
-  OutageSchedule long_run(config_of(1.0, 1.0, 3)), fresh(config_of(1.0, 1.0, 3));
+  OutageSchedule long_run(outage_config(1.0, 1.0, 3)), fresh(outage_config(1.0, 1.0, 3));
   const OutageView early = fresh.view(50.0);
   const OutageView late = long_run.view(1.2 * static_cast<double>(kMaxOutageSwitches));
   EXPECT_GT(late.from, 0.0);
@@ -156,12 +156,12 @@ TEST(OutageConfig, SojournsParseStrictlyAndNameTheBadPart) {
 }
 
 TEST(OutageConfig, RefusesSojournsShorterThanAMillisecondOfWallTime) {
-  EXPECT_NO_THROW(validate(config_of(2.0, 1.0, 1, 0.001)));
-  EXPECT_THROW(validate(config_of(2.0, 0.5, 1, 0.001)), InputError);
-  EXPECT_THROW(validate(config_of(2.0, 1.0, 1, 0.0)), InputError);
-  EXPECT_THROW(validate(config_of(2.0, 1.0, 1, std::nan(""))), InputError);
-  EXPECT_THROW(validate(config_of(0.0, 1.0, 1)), InputError);
-  EXPECT_THROW(validate(config_of(2e9, 1.0, 1)), InputError);
+  EXPECT_NO_THROW(validate(outage_config(2.0, 1.0, 1, 0.001)));
+  EXPECT_THROW(validate(outage_config(2.0, 0.5, 1, 0.001)), InputError);
+  EXPECT_THROW(validate(outage_config(2.0, 1.0, 1, 0.0)), InputError);
+  EXPECT_THROW(validate(outage_config(2.0, 1.0, 1, std::nan(""))), InputError);
+  EXPECT_THROW(validate(outage_config(0.0, 1.0, 1)), InputError);
+  EXPECT_THROW(validate(outage_config(2e9, 1.0, 1)), InputError);
 }
 
 }  // namespace

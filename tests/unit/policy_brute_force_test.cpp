@@ -94,7 +94,7 @@ bool class_is_env_error(int o) { return o >= 3 && o < 3 + kKindCount; }
 // ---------------------------------------------------------------------------
 // The policies, one call at a time, over a sequence of requests.
 
-struct Params {
+struct PolicyParams {
   PolicyKind policy = PolicyKind::simple;
   std::int64_t n = 1;
   int r = 0, s = 0, B = 0;
@@ -124,7 +124,7 @@ class Requests {
 using CallEnd = std::optional<int>;
 
 // simple: up to r + 1 attempts; a 400 is raised to the harness at once.
-CallEnd simple_call(const Params& c, Requests& in) {
+CallEnd simple_call(const PolicyParams& c, Requests& in) {
   int last = -1;
   for (int attempt = 0; attempt <= c.r; ++attempt) {
     const int k = in.next();
@@ -139,7 +139,7 @@ CallEnd simple_call(const Params& c, Requests& in) {
 // either caught by the stream layer (connection/timeout errors, r retries,
 // then the last error escapes as a crash), or escapes at once: a status
 // error or `event: error` as crash:<kind>, a stall as hang (no idle timeout).
-CallEnd naive_call(const Params& c, Requests& in) {
+CallEnd naive_call(const PolicyParams& c, Requests& in) {
   for (int round = 0;; ++round) {  // stream layer
     int k = -1;
     for (int http = 0;; ++http) {  // HTTP layer, a fresh s each round
@@ -158,7 +158,7 @@ CallEnd naive_call(const Params& c, Requests& in) {
 // fresh HTTP call with its own s, then env_error). budgeted: the same, and a
 // call that has sent B requests and would send another ends as
 // env_error:<kind of its last fault>.
-CallEnd layered_call(const Params& c, Requests& in, bool budgeted) {
+CallEnd layered_call(const PolicyParams& c, Requests& in, bool budgeted) {
   int sent = 0, last = -1;
   for (int round = 0;; ++round) {  // stream layer
     for (int http = 0;; ++http) {  // HTTP layer
@@ -181,7 +181,7 @@ struct Ending {
   bool overrun = false;
 };
 
-Ending run_task(const Params& c, const std::vector<int>& seq) {
+Ending run_task(const PolicyParams& c, const std::vector<int>& seq) {
   Requests in(seq);
   for (std::int64_t call = 0; call < c.n; ++call) {
     CallEnd end;
@@ -198,7 +198,7 @@ Ending run_task(const Params& c, const std::vector<int>& seq) {
 }
 
 // Most requests one call can send, from the docs' worst cases.
-int worst_per_call(const Params& c) {
+int worst_per_call(const PolicyParams& c) {
   if (c.policy == PolicyKind::simple) return c.r + 1;
   const int rounds = (c.s + 1) * (c.r + 1);
   return c.policy == PolicyKind::budgeted ? std::min(c.B, rounds) : rounds;
@@ -207,8 +207,8 @@ int worst_per_call(const Params& c) {
 // ---------------------------------------------------------------------------
 // The chain and the enumeration.
 
-struct Case {
-  Params policy;
+struct PolicyCase {
+  PolicyParams policy;
   double p = 0.0, q = 0.0;
   int b = 0, g = 0;
   bool continuous = false;
@@ -231,7 +231,7 @@ struct Case {
   }
 };
 
-struct Brute {
+struct PolicyBrute {
   std::vector<long double> outcomes = std::vector<long double>(kClasses, 0.0L);
   std::map<std::pair<int, std::string>, long double> bins;  // (requests, outcome word)
   long double mean = 0.0L;
@@ -242,7 +242,7 @@ struct Brute {
 
 // P(bad at the m-th step | bad or good now), the matrix [[1 - p0, p0], [1 - q, q]]
 // multiplied out m times by hand.
-long double m_step_bad(long double p0, long double q, bool from_bad, int m) {
+long double m_step_bad_long(long double p0, long double q, bool from_bad, int m) {
   long double good = from_bad ? 0.0L : 1.0L, bad = from_bad ? 1.0L : 0.0L;
   for (int i = 0; i < m; ++i) {
     const long double ng = good * (1.0L - p0) + bad * (1.0L - q);
@@ -257,7 +257,7 @@ long double m_step_bad(long double p0, long double q, bool from_bad, int m) {
 // kept given the first request good ([0]) and given it bad ([1]); fresh
 // scope mixes them with P(first bad) = p, continuous with the long-run
 // P(first bad) of successive tasks.
-Brute brute_force(const Case& c) {
+PolicyBrute policy_brute_force(const PolicyCase& c) {
   const int L = c.sequence_length();
   const int K = static_cast<int>(c.kinds.size());
   const long double p = c.p, q = c.q;
@@ -267,10 +267,10 @@ Brute brute_force(const Case& c) {
   for (const auto& kw : c.kinds) total += kw.second;
   std::vector<long double> w;
   for (const auto& kw : c.kinds) w.push_back(kw.second / total);
-  const long double after_bad = m_step_bad(p0, q, true, 1 + c.b);    // retry of the same call
-  const long double after_good = m_step_bad(p0, q, false, 1 + c.g);  // next call's first request
+  const long double after_bad = m_step_bad_long(p0, q, true, 1 + c.b);    // retry of the same call
+  const long double after_good = m_step_bad_long(p0, q, false, 1 + c.g);  // next call's first request
 
-  Brute given[2];
+  PolicyBrute given[2];
   std::vector<int> digits(static_cast<std::size_t>(L), 0);  // 0 good, d: c.kinds[d - 1]
   std::vector<int> seq(static_cast<std::size_t>(L), -1);
   std::vector<long double> prefix(static_cast<std::size_t>(L), 0.0L);  // weight of requests 0..t
@@ -290,7 +290,7 @@ Brute brute_force(const Case& c) {
   };
   refresh(0);
   while (true) {
-    Brute& out = given[digits[0] != 0 ? 1 : 0];
+    PolicyBrute& out = given[digits[0] != 0 ? 1 : 0];
     ++out.sequences;
     const long double weight = prefix[static_cast<std::size_t>(L - 1)];
     if (weight > 0.0L) {
@@ -313,11 +313,11 @@ Brute brute_force(const Case& c) {
     // the next task's first request comes 1 + g steps later. With E_x the
     // success given the first request x, pi' = c + (a - c)(E_0 + pi (E_1 - E_0)),
     // whose fixed point is the long-run P(first request bad).
-    const long double a = after_good, cb = m_step_bad(p0, q, true, 1 + c.g);
+    const long double a = after_good, cb = m_step_bad_long(p0, q, true, 1 + c.g);
     const long double e0 = given[0].outcomes[kDone], e1 = given[1].outcomes[kDone];
     start_bad = (cb + (a - cb) * e0) / (1.0L - (a - cb) * (e1 - e0));
   }
-  Brute out;
+  PolicyBrute out;
   const long double mix[2] = {1.0L - start_bad, start_bad};
   for (int x = 0; x < 2; ++x) {
     out.sequences += given[x].sequences;
@@ -335,7 +335,7 @@ Brute brute_force(const Case& c) {
 // ---------------------------------------------------------------------------
 // The engine against the brute force.
 
-ExactResult engine(const Case& c) {
+ExactResult engine(const PolicyCase& c) {
   Model m;
   m.p = c.p;
   m.q = c.q;
@@ -355,7 +355,7 @@ ExactResult engine(const Case& c) {
 }
 
 // Returns the largest absolute difference over every compared probability and mean.
-double expect_engine_matches(const Case& c, const Brute& bf) {
+double expect_engine_matches(const PolicyCase& c, const PolicyBrute& bf) {
   SCOPED_TRACE(c.str());
   double diff = 0.0;
   auto near = [&](double got, long double want, const std::string& what) {
@@ -409,11 +409,11 @@ double expect_engine_matches(const Case& c, const Brute& bf) {
 // Random small cases: any p, a q that p allows, 1-4 kinds of any stage with
 // random weights, s, r, B, n, silent steps, either scope; at most
 // `max_sequences` sequences each.
-Case random_case(std::mt19937_64& gen, PolicyKind policy, double max_sequences) {
+PolicyCase random_policy_case(std::mt19937_64& gen, PolicyKind policy, double max_sequences) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
   while (true) {
-    Case c;
+    PolicyCase c;
     c.policy.policy = policy;
     c.policy.n = pick(1, 3);
     c.policy.r = pick(0, 3);
@@ -456,8 +456,8 @@ TEST(PolicyBruteForce, EngineMatchesIndependentBruteForceOnRandomSmallCases) {
     double diff = 0.0;
     int cases = 0;
     for (; cases < 200; ++cases) {
-      const Case c = random_case(gen, policy, 6e4);
-      const Brute bf = brute_force(c);
+      const PolicyCase c = random_policy_case(gen, policy, 6e4);
+      const PolicyBrute bf = policy_brute_force(c);
       sequences += bf.sequences;
       diff = std::max(diff, expect_engine_matches(c, bf));
     }
@@ -471,13 +471,13 @@ TEST(PolicyBruteForce, EngineMatchesIndependentBruteForceOnRandomSmallCases) {
 // ---------------------------------------------------------------------------
 // The brute force itself against the docs: scripted sequences.
 
-Case scripted(PolicyKind policy, int s, int r, int B = 0, std::int64_t n = 1) {
-  Case c;
+PolicyCase scripted(PolicyKind policy, int s, int r, int B = 0, std::int64_t n = 1) {
+  PolicyCase c;
   c.policy = {policy, n, r, s, B};
   return c;
 }
 
-Ending run(const Case& c, const std::vector<std::string>& names, int repeat = 1) {
+Ending run_script(const PolicyCase& c, const std::vector<std::string>& names, int repeat = 1) {
   std::vector<int> seq;
   for (int i = 0; i < repeat; ++i)
     for (const auto& name : names) seq.push_back(name == "ok" ? -1 : kind_index(name));
@@ -495,16 +495,16 @@ void expect_ending(const Ending& e, int requests, const std::string& outcome) {
 // s times, then a stall, every round"), budgeted min(B, (s + 1)(r + 1)).
 TEST(PolicyBruteForce, ScriptedRunsMeetTheDocumentedWorstCases) {
   const auto naive = scripted(PolicyKind::naive, 2, 2), layered = scripted(PolicyKind::layered, 2, 2);
-  expect_ending(run(scripted(PolicyKind::simple, 2, 2), {"slow_headers"}, 20), 3, "env_error:slow_headers");
-  expect_ending(run(naive, {"slow_headers"}, 20), 9, "crash:slow_headers");
-  expect_ending(run(naive, {"reset"}, 20), 9, "crash:reset");
-  expect_ending(run(layered, {"slow_headers"}, 20), 3, "env_error:slow_headers");
-  expect_ending(run(layered, {"slow_headers", "slow_headers", "stall"}, 20), 9, "env_error:stall");
-  expect_ending(run(scripted(PolicyKind::budgeted, 2, 2, 4), {"slow_headers", "slow_headers", "stall"}, 20), 4,
+  expect_ending(run_script(scripted(PolicyKind::simple, 2, 2), {"slow_headers"}, 20), 3, "env_error:slow_headers");
+  expect_ending(run_script(naive, {"slow_headers"}, 20), 9, "crash:slow_headers");
+  expect_ending(run_script(naive, {"reset"}, 20), 9, "crash:reset");
+  expect_ending(run_script(layered, {"slow_headers"}, 20), 3, "env_error:slow_headers");
+  expect_ending(run_script(layered, {"slow_headers", "slow_headers", "stall"}, 20), 9, "env_error:stall");
+  expect_ending(run_script(scripted(PolicyKind::budgeted, 2, 2, 4), {"slow_headers", "slow_headers", "stall"}, 20), 4,
                 "env_error:slow_headers");
-  expect_ending(run(scripted(PolicyKind::budgeted, 2, 2, 9), {"slow_headers", "slow_headers", "stall"}, 20), 9,
+  expect_ending(run_script(scripted(PolicyKind::budgeted, 2, 2, 9), {"slow_headers", "slow_headers", "stall"}, 20), 9,
                 "env_error:stall");
-  expect_ending(run(scripted(PolicyKind::budgeted, 2, 2, 20), {"slow_headers", "slow_headers", "stall"}, 20), 9,
+  expect_ending(run_script(scripted(PolicyKind::budgeted, 2, 2, 20), {"slow_headers", "slow_headers", "stall"}, 20), 9,
                 "env_error:stall");
 }
 
@@ -514,35 +514,35 @@ TEST(PolicyBruteForce, ScriptedRunsMeetTheDocumentedWorstCases) {
 // call; overloaded crashes at once, stall hangs; cut is retried r times.
 TEST(PolicyBruteForce, ScriptedNaiveFollowsTheDocsRow) {
   const auto naive = scripted(PolicyKind::naive, 2, 2);
-  expect_ending(run(naive, {"http_529"}, 20), 3, "crash:http_529");
-  expect_ending(run(naive, {"http_429", "http_503", "ok"}), 3, "done");
-  expect_ending(run(naive, {"slow_headers", "slow_headers", "reset", "slow_headers", "ok"}), 5, "done");
-  expect_ending(run(naive, {"slow_headers", "slow_headers", "reset", "http_500", "http_500", "http_500"}), 6,
+  expect_ending(run_script(naive, {"http_529"}, 20), 3, "crash:http_529");
+  expect_ending(run_script(naive, {"http_429", "http_503", "ok"}), 3, "done");
+  expect_ending(run_script(naive, {"slow_headers", "slow_headers", "reset", "slow_headers", "ok"}), 5, "done");
+  expect_ending(run_script(naive, {"slow_headers", "slow_headers", "reset", "http_500", "http_500", "http_500"}), 6,
                 "crash:http_500");
-  expect_ending(run(naive, {"cut", "overloaded"}), 2, "crash:overloaded");
-  expect_ending(run(naive, {"slow_headers", "stall"}), 2, "hang");
-  expect_ending(run(naive, {"cut", "no_stop", "malformed"}), 3, "crash:malformed");
-  expect_ending(run(naive, {"cut", "http_400"}), 2, "harness_error");
+  expect_ending(run_script(naive, {"cut", "overloaded"}), 2, "crash:overloaded");
+  expect_ending(run_script(naive, {"slow_headers", "stall"}), 2, "hang");
+  expect_ending(run_script(naive, {"cut", "no_stop", "malformed"}), 3, "crash:malformed");
+  expect_ending(run_script(naive, {"cut", "http_400"}), 2, "harness_error");
 }
 
 // Layered: one layer per fault; an in-stream retry starts a fresh HTTP call
 // with its own s; http_400 is harness_error under every policy; n calls.
 TEST(PolicyBruteForce, ScriptedLayeredAndSimpleFollowTheDocsRows) {
   const auto layered = scripted(PolicyKind::layered, 2, 2, 0, 2);
-  expect_ending(run(layered, {"http_529", "http_529", "cut", "http_529", "http_529", "ok", "ok"}), 7, "done");
-  expect_ending(run(layered, {"ok", "cut", "overloaded", "stall"}), 4, "env_error:stall");
-  expect_ending(run(layered, {"ok", "reset", "reset", "reset"}), 4, "env_error:reset");
+  expect_ending(run_script(layered, {"http_529", "http_529", "cut", "http_529", "http_529", "ok", "ok"}), 7, "done");
+  expect_ending(run_script(layered, {"ok", "cut", "overloaded", "stall"}), 4, "env_error:stall");
+  expect_ending(run_script(layered, {"ok", "reset", "reset", "reset"}), 4, "env_error:reset");
   for (auto policy : {PolicyKind::simple, PolicyKind::naive, PolicyKind::layered, PolicyKind::budgeted})
-    expect_ending(run(scripted(policy, 2, 2, 4, 2), {"ok", "cut", "http_400"}), 3, "harness_error");
-  expect_ending(run(scripted(PolicyKind::simple, 0, 1, 0, 2), {"reset", "ok", "stall", "ok"}), 4, "done");
+    expect_ending(run_script(scripted(policy, 2, 2, 4, 2), {"ok", "cut", "http_400"}), 3, "harness_error");
+  expect_ending(run_script(scripted(PolicyKind::simple, 0, 1, 0, 2), {"reset", "ok", "stall", "ok"}), 4, "done");
 }
 
 // ---------------------------------------------------------------------------
 // The brute force's distributions against values worked out by hand.
 
-Case chain_case(PolicyKind policy, int s, int r, int B, std::int64_t n, double p, double q,
-                std::vector<std::pair<std::string, double>> kinds, int length = 0) {
-  Case c = scripted(policy, s, r, B, n);
+PolicyCase chain_case(PolicyKind policy, int s, int r, int B, std::int64_t n, double p, double q,
+                      std::vector<std::pair<std::string, double>> kinds, int length = 0) {
+  PolicyCase c = scripted(policy, s, r, B, n);
   c.p = p;
   c.q = q;
   for (const auto& [name, w] : kinds) c.kinds.emplace_back(kind_index(name), w);
@@ -550,7 +550,7 @@ Case chain_case(PolicyKind policy, int s, int r, int B, std::int64_t n, double p
   return c;
 }
 
-long double outcome(const Brute& bf, const std::string& name) {
+long double outcome(const PolicyBrute& bf, const std::string& name) {
   for (int o = 0; o < kClasses; ++o)
     if (class_name(o) == name) return bf.outcomes[static_cast<std::size_t>(o)];
   ADD_FAILURE() << name;
@@ -575,7 +575,7 @@ TEST(PolicyBruteForce, PersistentFaultsPutAllMassOnTheWorstCase) {
       {PolicyKind::simple, 0, "http_429", 3, "env_error:http_429"},
   };
   for (const auto& row : rows) {
-    const Brute bf = brute_force(chain_case(row.policy, 2, 2, row.B, 1, 1.0, 1.0, {{row.kind, 1.0}}));
+    const PolicyBrute bf = policy_brute_force(chain_case(row.policy, 2, 2, row.B, 1, 1.0, 1.0, {{row.kind, 1.0}}));
     SCOPED_TRACE(std::string(to_string(row.policy)) + " " + row.kind);
     EXPECT_FALSE(bf.overrun);
     EXPECT_NEAR(static_cast<double>(outcome(bf, row.outcome)), 1.0, 1e-15);
@@ -593,21 +593,21 @@ TEST(PolicyBruteForce, PersistentFaultsPutAllMassOnTheWorstCase) {
 //   budgeted, B = 4, cut only, s = 0, r = 5: stops at 4, env_error:cut
 //     w.p. p q^3 = 0.1536; mean 1 + p + p q + p q^2 = 1.732.
 TEST(PolicyBruteForce, OneKindCasesMatchHandComputedValues) {
-  Brute bf = brute_force(chain_case(PolicyKind::layered, 2, 2, 0, 1, 0.3, 0.8, {{"slow_headers", 1.0}}));
+  PolicyBrute bf = policy_brute_force(chain_case(PolicyKind::layered, 2, 2, 0, 1, 0.3, 0.8, {{"slow_headers", 1.0}}));
   EXPECT_NEAR(static_cast<double>(outcome(bf, "done")), 0.808, 1e-15);
   EXPECT_NEAR(static_cast<double>(outcome(bf, "env_error:slow_headers")), 0.192, 1e-15);
   EXPECT_NEAR(static_cast<double>(bf.mean), 1.54, 1e-15);
   EXPECT_EQ(bf.max_requests, 3);
 
-  bf = brute_force(chain_case(PolicyKind::naive, 2, 2, 0, 1, 0.3, 0.8, {{"slow_headers", 1.0}}));
+  bf = policy_brute_force(chain_case(PolicyKind::naive, 2, 2, 0, 1, 0.3, 0.8, {{"slow_headers", 1.0}}));
   EXPECT_NEAR(static_cast<double>(outcome(bf, "crash:slow_headers")), 0.050331648, 1e-15);
   EXPECT_EQ(bf.max_requests, 9);
 
-  bf = brute_force(chain_case(PolicyKind::naive, 2, 2, 0, 1, 0.3, 0.8, {{"http_529", 1.0}}));
+  bf = policy_brute_force(chain_case(PolicyKind::naive, 2, 2, 0, 1, 0.3, 0.8, {{"http_529", 1.0}}));
   EXPECT_NEAR(static_cast<double>(outcome(bf, "crash:http_529")), 0.192, 1e-15);
   EXPECT_EQ(bf.max_requests, 3);
 
-  bf = brute_force(chain_case(PolicyKind::budgeted, 0, 5, 4, 1, 0.3, 0.8, {{"cut", 1.0}}));
+  bf = policy_brute_force(chain_case(PolicyKind::budgeted, 0, 5, 4, 1, 0.3, 0.8, {{"cut", 1.0}}));
   EXPECT_NEAR(static_cast<double>(outcome(bf, "env_error:cut")), 0.1536, 1e-15);
   EXPECT_NEAR(static_cast<double>(bf.mean), 1.732, 1e-15);
   EXPECT_EQ(bf.max_requests, 4);
@@ -643,13 +643,13 @@ TEST(PolicyBruteForce, ReferenceMixMatchesHandComputedValues) {
       {"cut", 1}, {"no_stop", 1}, {"malformed", 1}, {"overloaded", 1}, {"stall", 1}};
   for (auto policy : {PolicyKind::simple, PolicyKind::layered, PolicyKind::budgeted}) {
     SCOPED_TRACE(std::string(to_string(policy)));
-    const Brute bf = brute_force(chain_case(policy, 2, 2, 4, 2, 0.3, 0.8, mix, 6));
+    const PolicyBrute bf = policy_brute_force(chain_case(policy, 2, 2, 4, 2, 0.3, 0.8, mix, 6));
     EXPECT_FALSE(bf.overrun);
     EXPECT_NEAR(static_cast<double>(outcome(bf, "done")), 0.76367542857142857, 1e-15);
     EXPECT_NEAR(static_cast<double>(bf.mean), 2.4726628571428571, 1e-15);
     EXPECT_EQ(bf.max_requests, 6);
   }
-  const Brute bf = brute_force(chain_case(PolicyKind::naive, 2, 2, 0, 2, 0.3, 0.8, mix, 6));
+  const PolicyBrute bf = policy_brute_force(chain_case(PolicyKind::naive, 2, 2, 0, 2, 0.3, 0.8, mix, 6));
   EXPECT_FALSE(bf.overrun);
   EXPECT_NEAR(static_cast<double>(outcome(bf, "done")), 0.70018021668571429, 1e-15);
   EXPECT_NEAR(static_cast<double>(outcome(bf, "hang")), 0.12471103049142857, 1e-15);

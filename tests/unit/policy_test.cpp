@@ -134,19 +134,20 @@ TEST(Policies, OracleRefusesAPlanThatEndsBeforeTheTask) {
 // checks is the engine's unrolling of the rules (its DP over call states,
 // bins, mean), not the rules; policy_brute_force_test.cpp checks those.
 // Sums in long double: 5^8 terms in double would lose ~1e-12 of their own.
-struct Brute {
+struct SequenceBrute {
   std::map<std::string, long double> outcomes;
   std::map<std::pair<std::int64_t, int>, long double> bins;  // (requests, Outcome) -> probability
   long double mean = 0.0;
 };
 
-Brute brute_force(double p, double q, const Policy& policy, const std::vector<std::pair<FaultKind, double>>& kinds) {
+SequenceBrute brute_force_sequences(double p, double q, const Policy& policy,
+                                    const std::vector<std::pair<FaultKind, double>>& kinds) {
   const double p0 = p * (1 - q) / (1 - p);
   const auto length = static_cast<int>(policy.max_requests());
   const int symbols = 1 + static_cast<int>(kinds.size());
   double total_w = 0.0;
   for (const auto& kw : kinds) total_w += kw.second;
-  Brute out;
+  SequenceBrute out;
   std::vector<int> digits(static_cast<std::size_t>(length), 0);
   while (true) {
     double w = 1.0;
@@ -192,7 +193,7 @@ TEST(PolicyExact, MatrixUnrollsTheRulesLikeTaskRunnerOverEveryKindLabelledSequen
       ExactOptions opt;
       opt.kinds = weights;
       const ExactResult ex = exact_matrix(model, policy, opt);
-      const Brute bf = brute_force(p, q, policy, kinds);
+      const SequenceBrute bf = brute_force_sequences(p, q, policy, kinds);
       for (int o = 0; o < kOutcomeClasses; ++o) {
         const std::string name = outcome_class(o).name();
         const double want = bf.outcomes.count(name) ? static_cast<double>(bf.outcomes.at(name)) : 0.0;

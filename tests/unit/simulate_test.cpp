@@ -280,7 +280,7 @@ TEST(Trace, RejectsTasksOutsideTheRun) {
 
 // ---------------------------------------------------------------- determinism
 
-void expect_same(const SimResult& a, const SimResult& b) {
+void expect_same_result(const SimResult& a, const SimResult& b) {
   EXPECT_EQ(a.successes, b.successes);
   EXPECT_EQ(a.requests, b.requests);
   EXPECT_EQ(a.calls_succeeded, b.calls_succeeded);
@@ -300,7 +300,7 @@ TEST(Simulate, SameTotalsForAnyThreadCount) {
     const SimResult one = simulate(m, policy_of(3, 2), c);
     for (const int threads : {2, 3, 8}) {
       c.threads = threads;
-      expect_same(one, simulate(m, policy_of(3, 2), c));
+      expect_same_result(one, simulate(m, policy_of(3, 2), c));
     }
   }
 }

@@ -20,7 +20,7 @@
 namespace relsim {
 namespace {
 
-constexpr double kConfidence = 0.9999;
+constexpr double kExactConfidence = 0.9999;
 constexpr double kZ = 3.8906;  // the normal quantile at 1 - 0.0001 / 2
 constexpr std::int64_t kTasks = 200'000;
 
@@ -73,7 +73,7 @@ const Point kPoints[] = {
     {"continuous_layered", L, 2, 2, 1, 0, 30, 10, "list:1,2", 0.5, 0, "http_503=1,cut=1", nullptr, 0, C},
 };
 
-TimeModel model_of(const Point& pt) {
+TimeModel point_time_model(const Point& pt) {
   TimeModel t;
   if (pt.t_good > 0.0) {
     t.chain = two_state_time_chain(pt.t_good, pt.t_bad);
@@ -91,7 +91,7 @@ TimeModel model_of(const Point& pt) {
   return t;
 }
 
-Policy policy_of(const Point& pt) {
+Policy point_policy(const Point& pt) {
   Policy p;
   p.kind = pt.kind;
   p.n = pt.n;
@@ -114,8 +114,8 @@ std::pair<double, double> request_moments(const ExactResult& e) {
 
 void check_point(const Point& pt) {
   SCOPED_TRACE(pt.name);
-  const TimeModel time = model_of(pt);
-  const Policy policy = policy_of(pt);
+  const TimeModel time = point_time_model(pt);
+  const Policy policy = point_policy(pt);
   SimConfig config;
   config.tasks = kTasks;
   config.threads = 2;
@@ -126,20 +126,20 @@ void check_point(const Point& pt) {
   eo.max_distribution_work = 3e7;
   const ExactResult e = exact_time(time, policy, eo);
   TimeSimOptions so;
-  so.confidence = kConfidence;
+  so.confidence = kExactConfidence;
   const TimeSimResult r = simulate_time(time, policy, config, so);
   const SimResult& c = r.counts;
   const bool fresh = pt.scope == ChainScope::fresh;
   const double design = fresh ? 1.0 : c.design_effect();
 
-  const Interval success = effective_interval(IntervalKind::wilson, c.successes, c.tasks, kConfidence, design);
+  const Interval success = effective_interval(IntervalKind::wilson, c.successes, c.tasks, kExactConfidence, design);
   EXPECT_TRUE(success.covers(e.success)) << fmt::format("simulated {} of {} [{}, {}], exact {}", c.successes, c.tasks,
                                                         success.low, success.high, e.success);
   for (int k = 1; k < kOutcomeClasses; ++k) {
     const auto count = c.outcomes[static_cast<std::size_t>(k)];
     const double exact = e.outcomes[static_cast<std::size_t>(k)];
     if (count == 0 && exact < 1e-6) continue;
-    EXPECT_TRUE(effective_interval(IntervalKind::wilson, count, c.tasks, kConfidence, design).covers(exact))
+    EXPECT_TRUE(effective_interval(IntervalKind::wilson, count, c.tasks, kExactConfidence, design).covers(exact))
         << outcome_class(k).name() << ": simulated " << count << ", exact " << exact;
   }
   EXPECT_TRUE(r.mean_interval.covers(e.mean_seconds))

@@ -15,22 +15,16 @@
 #include "relsim/core/time_model.hpp"
 #include "relsim/montecarlo/simulate_time.hpp"
 #include "relsim/montecarlo/stats.hpp"
+#include "support/models.hpp"
 
 namespace relsim {
 namespace {
 
 constexpr double kConfidence = 0.9999;
 
-TimeModel two_state(double t_good, double t_bad, const char* backoff, double request, double think = 0.0) {
-  TimeModel t;
-  t.chain = two_state_time_chain(t_good, t_bad);
-  t.backoff = parse_backoff(backoff);
-  t.request_seconds = request;
-  t.think_seconds = think;
-  return t;
-}
+using test::time_model_of;
 
-Policy policy_of(PolicyKind kind, std::int64_t n, int s, int r, int B = 0) {
+Policy time_policy(PolicyKind kind, std::int64_t n, int s, int r, int B = 0) {
   Policy p;
   p.kind = kind;
   p.n = n;
@@ -68,7 +62,7 @@ std::string fingerprint(const TimeSimResult& r) {
 // A bit of everything: layered, jittered waits, retry-after, slow faults,
 // http_400, several chunks of tasks.
 TimeModel busy_model(ChainScope scope) {
-  TimeModel t = two_state(20.0, 8.0, "sdk", 0.7, 1.5);
+  TimeModel t = time_model_of(20.0, 8.0, "sdk", 0.7, 1.5);
   t.scope = scope;
   t.retry_after = 2.5;
   t.fault_seconds = parse_fault_seconds("slow_headers=6,stall=4", 0.0, 0.0);
@@ -77,7 +71,7 @@ TimeModel busy_model(ChainScope scope) {
 
 TEST(SimulateTime, SameBytesForOneAndTwoThreadsFresh) {
   const TimeModel t = busy_model(ChainScope::fresh);
-  const Policy p = policy_of(PolicyKind::layered, 3, 2, 2);
+  const Policy p = time_policy(PolicyKind::layered, 3, 2, 2);
   SimConfig one = config_of(5000, 1), two = config_of(5000, 2);
   one.kinds = two.kinds = parse_fault_weights("cut=1,stall=1,slow_headers=1,http_429=2,http_529=1,http_400=0.05");
   const TimeSimResult a = simulate_time(t, p, one), b = simulate_time(t, p, two);
@@ -92,18 +86,18 @@ TEST(SimulateTime, SameBytesForOneAndTwoThreadsFresh) {
 
 TEST(SimulateTime, SameBytesForOneAndTwoThreadsContinuousAndThreeStates) {
   const TimeModel t = busy_model(ChainScope::continuous);
-  const Policy p = policy_of(PolicyKind::budgeted, 2, 2, 2, 4);
+  const Policy p = time_policy(PolicyKind::budgeted, 2, 2, 2, 4);
   SimConfig one = config_of(3000, 1), two = config_of(3000, 2);
   one.lanes = two.lanes = 5;
   EXPECT_EQ(fingerprint(simulate_time(t, p, one)), fingerprint(simulate_time(t, p, two)));
 
   // Three states, one of them bad only half the time: the emission and
   // jump-target draws.
-  TimeModel k3 = two_state(1.0, 1.0, "exp:0.5,4,1", 0.2);
+  TimeModel k3 = time_model_of(1.0, 1.0, "exp:0.5,4,1", 0.2);
   Eigen::MatrixXd step(3, 3);
   step << 0.9, 0.1, 0.0, 0.2, 0.6, 0.2, 0.0, 0.3, 0.7;
   k3.chain = uniformised_time_chain(step, Eigen::Vector3d(0.0, 0.5, 1.0), 2.0);
-  const Policy simple = policy_of(PolicyKind::simple, 2, 0, 3);
+  const Policy simple = time_policy(PolicyKind::simple, 2, 0, 3);
   const TimeSimResult a = simulate_time(k3, simple, config_of(3000, 1));
   const TimeSimResult b = simulate_time(k3, simple, config_of(3000, 2));
   EXPECT_EQ(fingerprint(a), fingerprint(b));
@@ -114,8 +108,8 @@ TEST(SimulateTime, SameBytesForOneAndTwoThreadsContinuousAndThreeStates) {
 // succeeds with exactly n requests, one that starts bad fails with exactly
 // r + 1, and every wall time is 0.
 TEST(SimulateTime, FrozenChainWhenNothingTakesTime) {
-  const TimeModel t = two_state(30.0, 10.0, "none", 0.0);  // p = 1/4
-  const Policy p = policy_of(PolicyKind::simple, 2, 0, 3);
+  const TimeModel t = time_model_of(30.0, 10.0, "none", 0.0);  // p = 1/4
+  const Policy p = time_policy(PolicyKind::simple, 2, 0, 3);
   const TimeSimResult r = simulate_time(t, p, config_of(40000, 2));
   const SimResult& c = r.counts;
   EXPECT_EQ(c.done_by_requests[2], c.successes);
@@ -143,10 +137,10 @@ TEST(SimulateTime, FixedWaitsMatchTheHandFormula) {
   // CDF: 0.75 at 1, 0.75 + p (1 - a) = 0.812 at 4, 1 at 9.
   ASSERT_LT(1.0 - p + p * (1.0 - a), 0.85);
 
-  const TimeModel t = two_state(t_good, t_bad, "list:2,4", 1.0);
+  const TimeModel t = time_model_of(t_good, t_bad, "list:2,4", 1.0);
   TimeSimOptions o;
   o.confidence = kConfidence;
-  const TimeSimResult r = simulate_time(t, policy_of(PolicyKind::simple, 1, 0, 2), config_of(200000, 2), o);
+  const TimeSimResult r = simulate_time(t, time_policy(PolicyKind::simple, 1, 0, 2), config_of(200000, 2), o);
   EXPECT_TRUE(binomial_interval(IntervalKind::wilson, r.counts.successes, r.counts.tasks, kConfidence).covers(success))
       << r.counts.successes << " of " << r.counts.tasks << " vs " << success;
   EXPECT_TRUE(r.mean_interval.covers(mean)) << r.mean_interval.low << " " << r.mean_interval.high << " vs " << mean;
@@ -170,10 +164,10 @@ TEST(SimulateTime, JitteredWaitMatchesTheHandFormula) {
   const double p = 1.0 / 3.0, lambda = 1.5, x = 0.125 * lambda;
   const double fail = p * (p + (1.0 - p) * std::exp(-1.5 * lambda) * std::expm1(x) / x);
   const double mean = 1.0 + p * 1.4375;
-  const TimeModel t = two_state(2.0, 1.0, "sdk", 1.0);
+  const TimeModel t = time_model_of(2.0, 1.0, "sdk", 1.0);
   TimeSimOptions o;
   o.confidence = kConfidence;
-  const TimeSimResult r = simulate_time(t, policy_of(PolicyKind::simple, 1, 0, 1), config_of(200000, 2), o);
+  const TimeSimResult r = simulate_time(t, time_policy(PolicyKind::simple, 1, 0, 1), config_of(200000, 2), o);
   EXPECT_TRUE(
       binomial_interval(IntervalKind::wilson, r.counts.successes, r.counts.tasks, kConfidence).covers(1.0 - fail));
   EXPECT_TRUE(r.mean_interval.covers(mean)) << r.mean_interval.low << " " << r.mean_interval.high << " vs " << mean;
@@ -208,18 +202,18 @@ TEST(SimulateTime, QuantileRanksMatchTheTable) {
 }
 
 TEST(SimulateTime, QuantilesUnavailableAboveTheLimit) {
-  const TimeModel t = two_state(30.0, 10.0, "sdk", 1.0);
+  const TimeModel t = time_model_of(30.0, 10.0, "sdk", 1.0);
   TimeSimOptions o;
   o.max_timed_tasks = 100;
-  const TimeSimResult r = simulate_time(t, policy_of(PolicyKind::simple, 1, 0, 1), config_of(1000, 1), o);
+  const TimeSimResult r = simulate_time(t, time_policy(PolicyKind::simple, 1, 0, 1), config_of(1000, 1), o);
   EXPECT_FALSE(r.quantiles_available);
   EXPECT_NE(r.quantiles_note.find("1000"), std::string::npos) << r.quantiles_note;
   EXPECT_GT(r.mean_seconds, 0.0);
 }
 
 TEST(SimulateTime, BadInputIsRefused) {
-  const TimeModel t = two_state(30.0, 10.0, "sdk", 1.0);
-  const Policy p = policy_of(PolicyKind::simple, 1, 0, 1);
+  const TimeModel t = time_model_of(30.0, 10.0, "sdk", 1.0);
+  const Policy p = time_policy(PolicyKind::simple, 1, 0, 1);
   TimeSimOptions o;
   o.confidence = 1.0;
   EXPECT_THROW(simulate_time(t, p, config_of(10, 1), o), InputError);
@@ -228,8 +222,9 @@ TEST(SimulateTime, BadInputIsRefused) {
   EXPECT_THROW(simulate_time(t, p, config_of(10, 1), o), InputError);
   EXPECT_THROW(simulate_time(t, p, config_of(0, 1)), InputError);
   // 10^8 calls of up to 1001 requests, each followed by a wait of 10^9 s.
-  const TimeModel slow = two_state(30.0, 10.0, "list:1e9", 1.0);
-  EXPECT_THROW(simulate_time(slow, policy_of(PolicyKind::simple, 100'000'000, 0, 1000), config_of(10, 1)), InputError);
+  const TimeModel slow = time_model_of(30.0, 10.0, "list:1e9", 1.0);
+  EXPECT_THROW(simulate_time(slow, time_policy(PolicyKind::simple, 100'000'000, 0, 1000), config_of(10, 1)),
+               InputError);
   EXPECT_THROW(quantile_ranks(0, 50, 0.99), InputError);
   EXPECT_THROW(quantile_ranks(10, 100, 0.99), InputError);
 }

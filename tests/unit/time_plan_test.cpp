@@ -12,20 +12,14 @@
 #include "relsim/live/plan.hpp"
 #include "relsim/montecarlo/simulate_time.hpp"
 #include "relsim/montecarlo/trace_time.hpp"
+#include "support/models.hpp"
 
 namespace relsim {
 namespace {
 
-TimeModel two_state(double t_good, double t_bad, const char* backoff, double request, double think) {
-  TimeModel t;
-  t.chain = two_state_time_chain(t_good, t_bad);
-  t.backoff = parse_backoff(backoff);
-  t.request_seconds = request;
-  t.think_seconds = think;
-  return t;
-}
+using test::time_model_of;
 
-SimConfig config_of(std::int64_t tasks, std::uint64_t seed, const char* kinds) {
+SimConfig plan_config(std::int64_t tasks, std::uint64_t seed, const char* kinds) {
   SimConfig c;
   c.tasks = tasks;
   c.seed = seed;
@@ -62,23 +56,23 @@ void expect_oracle_matches_simulate(const TimeModel& time, const Policy& policy,
 }
 
 TEST(TimePlan, LayeredWithRetryAfterAndJitterCountsWhatSimulateTimeCounts) {
-  TimeModel time = two_state(20.0, 8.0, "sdk", 0.7, 1.5);
+  TimeModel time = time_model_of(20.0, 8.0, "sdk", 0.7, 1.5);
   time.retry_after = 2.5;
   time.fault_seconds = parse_fault_seconds("slow_headers=6,stall=4", 0.0, 0.0);
   const Policy policy{.n = 3, .r = 2, .s = 2, .B = 0, .kind = PolicyKind::layered};
   for (auto scope : {ChainScope::fresh, ChainScope::continuous}) {
     time.scope = scope;
-    expect_oracle_matches_simulate(time, policy, config_of(3000, 41, "http_429=3,cut=1,stall=1,slow_headers=1"),
+    expect_oracle_matches_simulate(time, policy, plan_config(3000, 41, "http_429=3,cut=1,stall=1,slow_headers=1"),
                                    std::string("layered ") + std::string(to_string(scope)));
   }
 }
 
 TEST(TimePlan, SimpleWithListBackoffAndThinkCountsWhatSimulateTimeCounts) {
-  TimeModel time = two_state(30.0, 10.0, "list:1,2,4", 0.5, 3.0);
+  TimeModel time = time_model_of(30.0, 10.0, "list:1,2,4", 0.5, 3.0);
   const Policy policy{.n = 2, .r = 2, .s = 2, .B = 0, .kind = PolicyKind::simple};
   for (auto scope : {ChainScope::fresh, ChainScope::continuous}) {
     time.scope = scope;
-    expect_oracle_matches_simulate(time, policy, config_of(3000, 5, "cut=1,overloaded=1"),
+    expect_oracle_matches_simulate(time, policy, plan_config(3000, 5, "cut=1,overloaded=1"),
                                    std::string("simple ") + std::string(to_string(scope)));
   }
 }
@@ -87,9 +81,9 @@ TEST(TimePlan, SimpleWithListBackoffAndThinkCountsWhatSimulateTimeCounts) {
 // request is a cut. simple n = 1, r = 2, requests of 0.5 s, waits 1 s then
 // 2 s: starts 0, 0.5 + 1, 1.5 + 0.5 + 2; the task ends at 4 + 0.5.
 TEST(TimePlan, StartsFollowTheScheduleWorkedByHand) {
-  const TimeModel time = two_state(1e-6, 1e9, "list:1,2", 0.5, 7.0);
+  const TimeModel time = time_model_of(1e-6, 1e9, "list:1,2", 0.5, 7.0);
   const Policy policy{.n = 1, .r = 2, .s = 2, .B = 0, .kind = PolicyKind::simple};
-  const SimConfig config = config_of(5, 3, "cut=1");
+  const SimConfig config = plan_config(5, 3, "cut=1");
   const Plan plan = generate_time_plan(time, kChain, policy, config);
   ASSERT_EQ(plan.tasks.size(), 5u);
   for (const TaskPlan& t : plan.tasks) {
@@ -108,10 +102,10 @@ TEST(TimePlan, StartsFollowTheScheduleWorkedByHand) {
 }
 
 TEST(TimePlan, TraceOfOneTaskEqualsTheRunsInTheContinuousScope) {
-  TimeModel time = two_state(20.0, 8.0, "sdk", 0.7, 1.5);
+  TimeModel time = time_model_of(20.0, 8.0, "sdk", 0.7, 1.5);
   time.scope = ChainScope::continuous;
   const Policy policy{.n = 3, .r = 2, .s = 2, .B = 0, .kind = PolicyKind::layered};
-  const SimConfig config = config_of(60, 9, "http_429=1,cut=1");
+  const SimConfig config = plan_config(60, 9, "http_429=1,cut=1");
   const std::vector<TimeTaskTrace> all = trace_time_tasks(time, policy, config);
   for (std::int64_t task : {0, 6, 7, 30, 59}) {
     const TimeTaskTrace one = trace_time_task(time, policy, config, task);

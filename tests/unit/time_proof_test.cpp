@@ -28,7 +28,7 @@ namespace {
 using relsim_test::HandCase;
 using relsim_test::TwoStateRef;
 
-constexpr double kTol = 1e-12;
+constexpr double kProofTol = 1e-12;
 constexpr double kQuadTol = 1e-9;
 
 double rel(double a, double b) { return std::abs(a - b) / std::max(1.0, std::abs(b)); }
@@ -128,13 +128,13 @@ TEST(TimeDiscreteLimit, WholeStepWaitsEqualTheSilentStepModelForEveryPolicyAndSc
     ASSERT_TRUE(t.distribution_complete && d.distribution_complete) << c.str();
     ASSERT_FALSE(d.requests.empty()) << c.str();
     double diff = max_abs_diff(t, d);
-    EXPECT_LE(diff, kTol) << c.str();
-    EXPECT_NEAR(t.wrong, d.wrong, kTol) << c.str();
+    EXPECT_LE(diff, kProofTol) << c.str();
+    EXPECT_NEAR(t.wrong, d.wrong, kProofTol) << c.str();
     for (int i = 0; i < kOutcomeClasses; ++i) {
-      EXPECT_NEAR(t.outcomes[i], d.outcomes[i], kTol) << outcome_class(i).name() << ' ' << c.str();
+      EXPECT_NEAR(t.outcomes[i], d.outcomes[i], kProofTol) << outcome_class(i).name() << ' ' << c.str();
       diff = std::max(diff, std::abs(t.outcomes[i] - d.outcomes[i]));
     }
-    EXPECT_LE(rel(t.mean_requests, d.mean_requests), kTol) << c.str();
+    EXPECT_LE(rel(t.mean_requests, d.mean_requests), kProofTol) << c.str();
     EXPECT_EQ(t.max_requests, d.max_requests) << c.str();
     worst = std::max({worst, diff, rel(t.mean_requests, d.mean_requests)});
   }
@@ -162,7 +162,7 @@ TEST(TimeDiscreteLimit, DoneTasksTakeRequestsTimesStepPlusTheirSilentSteps) {
     for (const SecondsBin& bin : t.seconds)
       if (bin.outcome == Outcome::done) got[std::llround(bin.seconds * 1e6)] += bin.probability;
     for (const auto& [us, mass] : want) {
-      EXPECT_NEAR(got[us], mass, kTol) << us << " us, " << c.str();
+      EXPECT_NEAR(got[us], mass, kProofTol) << us << " us, " << c.str();
       worst = std::max(worst, std::abs(got[us] - mass));
     }
     EXPECT_EQ(got.size(), want.size()) << c.str();
@@ -188,10 +188,11 @@ double check_hand(const HandCase& c, const Backoff& backoff) {
   opt.distribution = false;  // the wall-time distribution has its own test below
   const ExactResult t = exact_time(hand_time_model(c, backoff), make_policy(PolicyKind::simple, c.n, c.r), opt);
   const relsim_test::HandResult h = relsim_test::hand_closed_form(c);
-  EXPECT_NEAR(t.success, h.success, kTol) << c.str();
-  EXPECT_NEAR(t.env_error, 1.0 - h.success, kTol) << c.str();
-  EXPECT_LE(rel(t.mean_seconds, h.mean_seconds), kTol) << t.mean_seconds << " vs " << h.mean_seconds << ' ' << c.str();
-  EXPECT_LE(rel(t.mean_requests, h.mean_requests), kTol) << c.str();
+  EXPECT_NEAR(t.success, h.success, kProofTol) << c.str();
+  EXPECT_NEAR(t.env_error, 1.0 - h.success, kProofTol) << c.str();
+  EXPECT_LE(rel(t.mean_seconds, h.mean_seconds), kProofTol)
+      << t.mean_seconds << " vs " << h.mean_seconds << ' ' << c.str();
+  EXPECT_LE(rel(t.mean_requests, h.mean_requests), kProofTol) << c.str();
   return std::max({std::abs(t.success - h.success), rel(t.mean_seconds, h.mean_seconds),
                    rel(t.mean_requests, h.mean_requests)});
 }
@@ -252,7 +253,7 @@ TEST(TimeHandClosedForm, WallTimeDistributionAndQuantilesMatchCallByCallEnumerat
       got[{std::llround(bin.seconds * 1e6), bin.outcome == Outcome::done ? 0 : 1}] += bin.probability;
     }
     for (const auto& [key, mass] : want) {
-      EXPECT_NEAR(got[key], mass, kTol) << key.first << " us, outcome " << key.second << ", " << c.str();
+      EXPECT_NEAR(got[key], mass, kProofTol) << key.first << " us, outcome " << key.second << ", " << c.str();
       worst = std::max(worst, std::abs(got[key] - mass));
     }
     EXPECT_EQ(got.size(), want.size()) << c.str();
@@ -303,8 +304,8 @@ TEST(TimeRetryAfter, Http429WaitsTheServersRetryAfterInsteadOfTheJitteredBackoff
     const bool honoured = ra > 0.0 && ra < 60.0;
     const double q = honoured ? ch.bad_bad(d + ra) : ch.bad_bad_jittered(d, 4.0, 0.5);
     const double wait = honoured ? ra : 4.0 * 0.75;
-    EXPECT_NEAR(e.success, 1.0 - ch.p() * q, kTol) << "retry_after " << ra;
-    EXPECT_LE(rel(e.mean_seconds, d + ch.p() * (wait + d)), kTol) << "retry_after " << ra;
+    EXPECT_NEAR(e.success, 1.0 - ch.p() * q, kProofTol) << "retry_after " << ra;
+    EXPECT_LE(rel(e.mean_seconds, d + ch.p() * (wait + d)), kProofTol) << "retry_after " << ra;
   }
 }
 
@@ -396,7 +397,7 @@ TEST(TimeChainAveraging, AveragedTransitionEqualsTheQuadratureOfTransitionForThr
   double worst_exp = 0.0, worst_avg = 0.0;
   for (double t : {0.0, 0.3, 4.0, 25.0, 300.0}) {
     const double d = (c.transition(t) - relsim_test::uniformised_exp(c.generator, t)).cwiseAbs().maxCoeff();
-    EXPECT_LE(d, kTol) << "t = " << t;
+    EXPECT_LE(d, kProofTol) << "t = " << t;
     worst_exp = std::max(worst_exp, d);
   }
   for (double fixed : {0.0, 1.5})
@@ -418,13 +419,13 @@ TEST(TimeChainAveraging, AveragedTransitionEqualsTheQuadratureOfTransitionForThr
 TEST(TimeChainAveraging, TwoStateStepsAreTheClosedFormsOfDocsTimeMd) {
   const TwoStateRef ref{90, 30};
   const TimeChain c = two_state_time_chain(ref.t_good, ref.t_bad);
-  EXPECT_NEAR(c.initial(1), 0.25, kTol);
-  EXPECT_NEAR(c.generator(0, 1), 1.0 / 90.0, kTol);
-  EXPECT_NEAR(c.generator(1, 0), 1.0 / 30.0, kTol);
+  EXPECT_NEAR(c.initial(1), 0.25, kProofTol);
+  EXPECT_NEAR(c.generator(0, 1), 1.0 / 90.0, kProofTol);
+  EXPECT_NEAR(c.generator(1, 0), 1.0 / 30.0, kProofTol);
   for (double t : {0.0, 1.0, 20.0, 1e4}) {
-    EXPECT_NEAR(c.transition(t)(1, 1), ref.bad_bad(t), kTol);
-    EXPECT_NEAR(c.transition(t)(0, 1), ref.good_bad(t), kTol);
-    EXPECT_NEAR(c.averaged_transition(t, 8.0, 0.25)(1, 1), ref.bad_bad_jittered(t, 8.0, 0.25), kTol);
+    EXPECT_NEAR(c.transition(t)(1, 1), ref.bad_bad(t), kProofTol);
+    EXPECT_NEAR(c.transition(t)(0, 1), ref.good_bad(t), kProofTol);
+    EXPECT_NEAR(c.averaged_transition(t, 8.0, 0.25)(1, 1), ref.bad_bad_jittered(t, 8.0, 0.25), kProofTol);
     const double good_bad = relsim_test::integrate_unit([&](double u) { return ref.good_bad(t + 8.0 * (1.0 - u)); });
     EXPECT_NEAR(c.averaged_transition(t, 8.0, 1.0)(0, 1), good_bad, kQuadTol);
   }

@@ -115,7 +115,7 @@ TEST(ToolModelExact, MatchesTheClosedFormForIndependentFaults) {
 // one request at a time over the two-state chain written out by hand
 // (docs/model.md: P(bad | bad) = q, P(bad | good) = p0 = p (1 - q) / (1 - p),
 // the first request bad with p, b = g = 0). Tool calls take no chain step.
-struct Brute {
+struct ToolBrute {
   double p, q, p0;
   int n, r;
   PerCall tool;
@@ -165,7 +165,7 @@ TEST(ToolModelExact, MatchesABruteForceOverEverySequenceAndToolOutcome) {
     for (double& x : c) x = 0.15 * unit(gen);
     const double rho = unit(gen);
     const bool guarded = trial % 2 == 1;
-    Brute brute{p, q, p * (1.0 - q) / (1.0 - p), n, r, per_call(c, rho, guarded), {}, 0.0};
+    ToolBrute brute{p, q, p * (1.0 - q) / (1.0 - p), n, r, per_call(c, rho, guarded), {}, 0.0};
     brute.call(0, false, true, false, 0, 1.0);
     ExactOptions options;
     options.tools = tool_model(c, rho, guarded);

@@ -20,12 +20,12 @@
 #include "support/files.hpp"
 #include "support/input_error.hpp"
 
+namespace relsim::tools {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 using relsim::test::input_error;
-using namespace relsim::tools;
 
 fs::path fresh_dir(const std::string& name) {
   const fs::path dir = relsim::test::scratch("tools") / name;
@@ -420,3 +420,4 @@ TEST(ToolAudit, GivesEachTaskItsClass) {
 }
 
 }  // namespace
+}  // namespace relsim::tools

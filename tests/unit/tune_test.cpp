@@ -58,7 +58,7 @@ struct Raw {
 };
 
 // Every (policy, s, r, B, backoff) of small_space(), each through exact_time.
-std::vector<Raw> brute_force(const TuneConfig& c) {
+std::vector<Raw> brute_force_tune(const TuneConfig& c) {
   std::vector<Backoff> backoffs;
   for (const char* spec : kFixed) backoffs.push_back(parse_backoff(spec));
   for (const char* spec : {"exp:0.5,4,0", "exp:0.5,4,0.5", "exp:0.5,16,0", "exp:0.5,16,0.5", "exp:2,4,0",
@@ -108,7 +108,7 @@ double median_success(const std::vector<Raw>& raw) {
 
 TEST(Tune, FrontIsTheParetoFrontOfABruteForceOverTheRawSpace) {
   TuneConfig c = small_config();
-  const std::vector<Raw> raw = brute_force(c);
+  const std::vector<Raw> raw = brute_force_tune(c);
   ASSERT_EQ(raw.size(), 9u * 4u * 15u);
   c.target = median_success(raw);
   ASSERT_GT(c.target, 0.0);
@@ -153,7 +153,7 @@ TEST(Tune, FrontIsTheParetoFrontOfABruteForceOverTheRawSpace) {
 
 TEST(Tune, FrontIsSortedByTheObjectiveAndItsFirstIsTheBest) {
   TuneConfig c = small_config();
-  c.target = median_success(brute_force(c));
+  c.target = median_success(brute_force_tune(c));
   for (const auto objective : {TuneObjective::requests, TuneObjective::mean_seconds}) {
     c.objective = objective;
     const TuneResult result = run_tune(small_space(), c);
@@ -202,7 +202,7 @@ TEST(Tune, AnchorsEqualExactTimeCalledDirectly) {
 
 TEST(Tune, ExactP99OfTheFrontEqualsTheUnprunedDistribution) {
   TuneConfig c = small_config();
-  c.target = median_success(brute_force(c));
+  c.target = median_success(brute_force_tune(c));
   const TuneResult result = run_tune(small_space(), c);
   int checked = 0;
   for (const TunePoint& f : result.front) {
@@ -222,7 +222,7 @@ TEST(Tune, ExactP99OfTheFrontEqualsTheUnprunedDistribution) {
 
 TEST(Tune, SameBytesForOneAndTwoThreads) {
   TuneConfig c = small_config();
-  c.target = median_success(brute_force(c));
+  c.target = median_success(brute_force_tune(c));
   c.objective = TuneObjective::p99_seconds;  // p99 for every schedule meeting the target
   const TuneSpace space = small_space();
   c.threads = 1;

@@ -27,10 +27,7 @@ Model model(double p, double q, std::int64_t b = 0, std::int64_t g = 0) {
 
 using relsim::test::input_error;
 
-void expect_mentions(const std::string& message, const std::vector<std::string>& words) {
-  EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
-  for (const auto& w : words) EXPECT_NE(message.find(w), std::string::npos) << "'" << w << "' missing in: " << message;
-}
+using relsim::test::expect_mentions;
 
 TEST(Validation, PAboveOneNamesTheValueAndRange) {
   expect_mentions(input_error([] { validate(model(1.2, 0.5)); }), {"p = 1.2", "[0, 1]"});

@@ -5,9 +5,16 @@
 //   l(p, q) = F_b log p + F_g log(1-p) + N_bb log q + N_bg log(1-q)
 //           + N_gb log p0 + N_gg log(1-p0),   p0 = p(1-q)/(1-p),
 // over the valid region q >= max(0, (2p-1)/p) (docs/model.md, Valid parameters).
+#include <limits>
+
 #include "relsim/fit/counts.hpp"
 
 namespace relsim::fit {
+
+// What the fit's results hold where there is no estimate (NaN) or no bound
+// (infinity).
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // -inf outside the valid region or where a seen transition has probability 0.
 double log_likelihood(const ChainCounts& counts, double p, double q);

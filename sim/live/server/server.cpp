@@ -19,7 +19,14 @@
 
 namespace relsim {
 
-using namespace mock;
+// The server's own names, spelled out (a using-directive here would leak into
+// every file that shares this unity batch).
+namespace net = mock::net;
+using mock::Connection;
+using mock::redirect;
+using mock::ServerState;
+using mock::tcp;
+using mock::error_code;
 
 struct Server::Impl {
   ServerState state;
