@@ -15,8 +15,8 @@
 
 #include <fmt/format.h>
 
-#include "relsim/live/audit.hpp"
-#include "relsim/live/plan.hpp"
+#include "relsim/audit/audit.hpp"
+#include "relsim/montecarlo/plan_gen.hpp"
 
 namespace {
 

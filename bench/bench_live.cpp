@@ -17,8 +17,8 @@
 
 #include <sys/resource.h>
 
-#include "relsim/live/client/client.hpp"
-#include "relsim/live/server/server.hpp"
+#include "relsim/client/client.hpp"
+#include "relsim/server/server.hpp"
 
 namespace {
 

@@ -15,29 +15,19 @@
 #include "relsim/core/parse.hpp"
 #include "relsim/core/version.hpp"
 #include "relsim/parallel/parallel.hpp"
+#include "relsim/core/bursts.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_rules.hpp"
 #include "cli/unknown_option.hpp"
 
 namespace relsim {
 namespace cli {
 
-double q_from_burst_mean(double L) {
-  if (!(L >= 1.0 && L <= 1e15))
-    throw InputError(fmt::format("burst mean = {} is out of range: it must be in [1, 1e15] requests (q = 1 - 1/L; "
-                                 "1 is no burst longer than one request)",
-                                 L));
-  return 1.0 - 1.0 / L;
-}
-
 Model ModelArgs::model() const {
   Model m;
   m.p = p;
   m.q = q_option->count() ? q : p;
-  if (burst_mean_option && burst_mean_option->count()) {
-    if (q_option->count())
-      throw InputError("give --q or --burst-mean, not both: --burst-mean L means q = 1 - 1/L");
-    m.q = q_from_burst_mean(burst_mean);
-  }
+  if (burst_mean_option && burst_mean_option->count()) m.q = q_from_burst_mean(burst_mean);
   m.b = b;
   m.g = g;
   m.chain = parse_chain_scope(chain);
@@ -76,6 +66,8 @@ void add_model_options(CLI::App& cmd, ModelArgs& a, bool p_required) {
                               "P(bad | previous bad), in [max(0, (2p-1)/p), 1]; default p (independent faults)");
   a.burst_mean_option = cmd.add_option("--burst-mean", a.burst_mean,
                                        "mean burst length in requests, >= 1, instead of --q: q = 1 - 1/L");
+  refuse_with(a.burst_mean_option, a.q_option, "give --q or --burst-mean, not both: --burst-mean L means q = 1 - 1/L");
+  check_value<double>(a.burst_mean_option, [](double L) { q_from_burst_mean(L); });
   cmd.add_option("--r", a.r, fmt::format("retries per call, in [0, {}]", kMaxRetries))->required(p_required);
   a.n_option = cmd.add_option("--n", a.n, fmt::format("model calls per task, in [1, {}]", kMaxCalls))->required(p_required);
   cmd.add_option("--b", a.b, "silent chain steps before a retry (backoff), >= 0")->capture_default_str();
@@ -107,11 +99,17 @@ void add_timing_options(CLI::App& cmd, ClientTiming& t) {
       ->capture_default_str();
 }
 
-// CLI11's parse errors in the project's words: "Could not convert: --r =
+// CLI11's parse errors in the project's words: a declared rule's own line
+// (option_rules.hpp) without CLI11's prefix; "Could not convert: --r =
 // 0:20:1" names the value and what it must be, with a hint for a range or a
 // list, which only relsim sweep takes.
 std::string parse_error_line(const CLI::ParseError& e) {
   const std::string what = e.what();
+  // A rule or check of option_rules.hpp: "--x: " and the project's line.
+  if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr) {
+    const auto colon = what.find(": ");
+    return colon == std::string::npos ? what : what.substr(colon + 2);
+  }
   const std::string prefix = "Could not convert: ";
   const auto eq = what.find(" = ");
   if (what.rfind(prefix, 0) != 0 || eq == std::string::npos) return what;

@@ -6,8 +6,8 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/files.hpp"
-#include "relsim/live/audit.hpp"
-#include "cli/audit_report.hpp"
+#include "relsim/audit/audit.hpp"
+#include "relsim/audit/audit_report.hpp"
 #include "cli/commands.hpp"
 
 namespace relsim::cli {

@@ -1,7 +1,7 @@
 // relsim bughunt: a testing agent's world (docs/bughunt.md). `serve` runs the
 // synthetic shop (ui/shop.hpp) on 127.0.0.1 until SIGINT or SIGTERM, for the
 // testers of examples/bughunt/ to drive in a browser. `run` draws each run's
-// page-load faults from the chain (live/bughunt_plan.hpp), serves the shop,
+// page-load faults from the chain (bughunt/bughunt_plan.hpp), serves the shop,
 // has examples/bughunt/runs.mjs drive Chromium through the runs, and sets
 // every verdict beside the oracle's and the counts beside the exact rates.
 #include <unistd.h>
@@ -19,11 +19,12 @@
 #include "relsim/core/error.hpp"
 #include "relsim/core/parse.hpp"
 #include "relsim/core/rng.hpp"
-#include "relsim/live/bughunt_plan.hpp"
+#include "relsim/bughunt/bughunt_plan.hpp"
 #include "relsim/ui/ui_server.hpp"
-#include "cli/bughunt_report.hpp"
+#include "relsim/bughunt/bughunt_report.hpp"
 #include "cli/child_process.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_rules.hpp"
 #include "cli/stop_signals.hpp"
 
 namespace relsim::cli {
@@ -171,8 +172,6 @@ int run_runs(const RunArgs& a) {
   r.version = parse_app_version(a.version);
   r.kinds = parse_page_fault_weights(a.kinds);
   r.seed = a.seed;
-  if (a.workers < 1 || a.workers > kMaxWorkers)
-    throw InputError(fmt::format("workers = {} is out of range: it must be in [1, {}]", a.workers, kMaxWorkers));
   r.workers = a.workers;
   r.exact = triage_exact(r.model, r.tester, r.reloads);
   r.plan = draw_bughunt_plan(r.model, r.tester, r.reloads, r.version, r.kinds, a.runs, a.seed);
@@ -217,8 +216,13 @@ void add_run_options(CLI::App& run, RunArgs& a) {
       ->capture_default_str();
   run.add_option("--runs", a.runs, fmt::format("runs, in [1, {}]", kMaxBughuntRuns))->capture_default_str();
   add_seed_option(run, a.seed, "seeds the page loads' faults");
-  run.add_option("--workers", a.workers, fmt::format("runs at a time in the one browser, in [1, {}]", kMaxWorkers))
-      ->capture_default_str();
+  check_value<int>(
+      run.add_option("--workers", a.workers, fmt::format("runs at a time in the one browser, in [1, {}]", kMaxWorkers))
+          ->capture_default_str(),
+      [](int workers) {
+        if (workers < 1 || workers > kMaxWorkers)
+          throw InputError(fmt::format("workers = {} is out of range: it must be in [1, {}]", workers, kMaxWorkers));
+      });
   run.add_option("--driver", a.driver,
                  "the folder of runs.mjs and the testers, with playwright-core installed by 'npm ci'")
       ->capture_default_str();

@@ -14,10 +14,12 @@
 #include "relsim/exact/exact.hpp"
 #include "relsim/exact/report.hpp"
 #include "relsim/exact/solve.hpp"
+#include "relsim/exact/solve_report.hpp"
 #include "relsim/exact/triage.hpp"
-#include "cli/triage_report.hpp"
+#include "relsim/exact/triage_report.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -88,8 +90,6 @@ void print(const ExactArgs& a, const Model& model, const Policy& policy, const E
 }
 
 ExactOptions matrix_options(const ExactArgs& a) {
-  if (!(a.distribution_work >= 0.0))
-    throw InputError(fmt::format("distribution-work = {} is out of range: it must be >= 0", a.distribution_work));
   ExactOptions mopt;
   mopt.max_distribution_work = a.distribution_work;
   mopt.kinds = a.model.fault_weights();
@@ -108,41 +108,8 @@ int run_exact_time(const ExactArgs& a, const TimeModel& time) {
   return 0;
 }
 
-// The values --solve searches for the policy (and model): [low, limit],
-// within the ranges validate() accepts.
-std::pair<std::int64_t, std::int64_t> solve_range(SolveParam param, const Policy& policy, bool timed) {
-  const bool simple = policy.kind == PolicyKind::simple;
-  switch (param) {
-    case SolveParam::r:
-      return {0, simple ? kMaxRetries : std::min(kMaxRetries, kMaxRequestsPerCall / (policy.s + 1) - 1)};
-    case SolveParam::s:
-      if (simple)
-        throw InputError("solve = s: the simple policy has no HTTP-layer retries; give --policy naive, layered or budgeted");
-      return {0, std::min(kMaxHttpRetries, kMaxRequestsPerCall / (policy.r + 1) - 1)};
-    case SolveParam::B:
-      if (policy.kind != PolicyKind::budgeted)
-        throw InputError(fmt::format("solve = B: B is the budgeted policy's cap, not policy = {}'s; give --policy budgeted",
-                                     to_string(policy.kind)));
-      // Past (s+1)(r+1) requests the cap never binds.
-      return {1, std::int64_t{policy.s + 1} * (policy.r + 1)};
-    case SolveParam::b:
-      if (timed) throw InputError("solve = b: time mode has no silent steps; waits come from --backoff");
-      return {0, kMaxSilentSteps};
-  }
-  return {0, 0};
-}
-
-Policy with_value(Policy policy, SolveParam param, std::int64_t v) {
-  if (param == SolveParam::r) policy.r = static_cast<int>(v);
-  if (param == SolveParam::s) policy.s = static_cast<int>(v);
-  if (param == SolveParam::B) policy.B = static_cast<int>(v);
-  return policy;
-}
-
 int run_solve(const ExactArgs& a, const std::optional<TimeModel>& time) {
-  if (!a.target_option->count()) throw InputError("--solve needs --target, the P(success) to reach, in (0, 1]");
   if (a.method != "matrix") throw InputError(fmt::format("method = '{}': --solve uses --method matrix", a.method));
-  if (!a.csv.empty() || !a.seconds_csv.empty()) throw InputError("--solve prints the answer only: leave out --csv and --seconds-csv");
   const SolveParam param = parse_solve_param(a.solve);
   if (param != SolveParam::r && !a.r_option->count())
     throw InputError("--r is required (only --solve r and --triage go without it)");
@@ -153,64 +120,26 @@ int run_solve(const ExactArgs& a, const std::optional<TimeModel>& time) {
   if (param == SolveParam::r) args.r = 0;
   if (param == SolveParam::B) args.B = 1;
   const Policy base = args.policy();
-  ExactOptions options = matrix_options(a);
-  options.distribution = false;
-  const auto [low, limit] = solve_range(param, base, time.has_value());
-  std::function<SolvePoint(std::int64_t)> evaluate;
-  std::string note;
-  bool only_low = false;
+  SolveResult result;
   Json head;
   std::string words;
   if (time) {
+    result = solve_exact_time(*time, base, param, a.target, matrix_options(a));
     head = time_head_json(a.time.chain_json(*time), *time, base);
     words = a.time.chain_words(*time);
-    evaluate = [&, time = *time](std::int64_t v) {
-      const ExactResult r = exact_time(time, with_value(base, param, v), options);
-      return SolvePoint{v, r.success, r.mean_requests};
-    };
   } else {
     const Model model = args.model();
+    result = solve_exact(model, base, param, a.target, matrix_options(a));
     head = model_json(model, base);
-    words = model.independent() ? fmt::format("independent, p = {}", model.p)
-                                : fmt::format("bursty, p = {}, q = {}", model.p, model.q);
-    if (param != SolveParam::b) words += fmt::format(", b = {}", model.b);
-    words += fmt::format(", g = {}, {} chain", model.g, to_string(model.chain));
-    if (param == SolveParam::b && model.q < model.p) {
-      only_low = true;
-      note = "q < p: a retry right after a bad request is the likeliest to be good (b = 0); no larger b does better";
-    }
-    evaluate = [&, model](std::int64_t v) {
-      Model m = model;
-      if (param == SolveParam::b) m.b = v;
-      const ExactResult r = exact_matrix(m, with_value(base, param, v), options);
-      return SolvePoint{v, r.success, r.mean_requests};
-    };
+    words = solve_model_words(model, param);
   }
-  const SolveResult result = solve_for_target(param, a.target, low, limit, evaluate, only_low, note);
   if (!ranks().root()) return result.found ? 0 : kExitMiss;
-  // The model and policy at the answer, or at the limit when there is none.
-  const std::int64_t shown = result.found ? result.found->value : result.best_below->value;
-  if (a.json) {
-    head[std::string(to_string(param))] = result.found ? Json(result.found->value) : Json(nullptr);
-    const Json solved = solve_json(result);
-    for (auto it = solved.begin(); it != solved.end(); ++it) head[it.key()] = it.value();
-    out() << dump_json(head) << "\n";
-  } else {
-    if (param == SolveParam::b) words += fmt::format(" (at b = {})", shown);
-    out() << fmt::format("relsim exact --solve {}\n  model: {}\n  policy: {}{}\n{}", a.solve, words,
-                         describe(with_value(base, param, shown)),
-                         result.found ? "" : " (at the limit)", solve_words(result));
-  }
+  out() << (a.json ? dump_json(solve_answer_json(head, result)) + "\n" : solve_answer_text(result, words, base));
   return result.found ? 0 : kExitMiss;
 }
 
 // A testing agent's verdicts (--triage): one run of page loads, no task.
 int run_triage(const ExactArgs& a) {
-  if (!a.solve.empty() || a.target_option->count()) throw InputError("--triage has no --solve or --target");
-  if (a.r_option->count() || a.n_option->count())
-    throw InputError("--triage: a run is page loads, not calls with retries: leave out --n and --r (--reloads is how "
-                     "often a careful tester reloads)");
-  if (!a.csv.empty() || !a.seconds_csv.empty()) throw InputError("--triage prints rates only: leave out --csv");
   if (a.time.time_model(a.model)) throw InputError("--triage counts loads as chain steps: leave out the time options");
   const Tester tester = parse_tester(a.triage);
   if (tester == Tester::naive && a.reloads_option->count())
@@ -240,16 +169,12 @@ int run_exact(const ExactArgs& a) {
   const std::optional<ToolModel> tools = a.tools.tool_model(a.time.timed());
   if (tools) check_tool_run(a);
   if (!a.triage.empty()) return run_triage(a);
-  if (a.reloads_option->count()) throw InputError("--reloads needs --triage careful");
   if (!a.n_option->count()) throw InputError("--n is required");
   if (!a.solve.empty()) return run_solve(a, a.time.time_model(a.model));
-  if (a.target_option->count()) throw InputError("--target needs --solve r, s, b or B: the parameter to search");
   if (!a.r_option->count()) throw InputError("--r is required (only --solve r goes without it)");
   if (const std::optional<TimeModel> time = a.time.time_model(a.model)) return run_exact_time(a, *time);
   const Model model = a.model.model();
   const Policy policy = a.model.policy();
-  if (a.method != "matrix" && a.method != "enumerate" && a.method != "both")
-    throw InputError(fmt::format("method = '{}' is not a method: use matrix, enumerate or both", a.method));
   ExactOptions mopt = matrix_options(a);
   mopt.tools = tools;
   const EnumerateOptions eopt{a.max_length, a.threads, a.model.fault_weights()};
@@ -284,6 +209,37 @@ int run_exact(const ExactArgs& a) {
   return 0;
 }
 
+// The options that the rules below name, besides those ExactArgs keeps.
+struct ExactOptionsGiven {
+  CLI::Option *method, *distribution_work, *solve, *triage, *csv, *seconds_csv;
+};
+
+// Which options go together, declared on them (option_rules.hpp); the rules
+// that depend on a value (--triage naive, --solve r, a time model) are
+// checked where the run is chosen.
+void declare_exact_rules(const ExactArgs& a, const ExactOptionsGiven& o) {
+  check_value<std::string>(o.method, [](const std::string& method) {
+    if (method != "matrix" && method != "enumerate" && method != "both")
+      throw InputError(fmt::format("method = '{}' is not a method: use matrix, enumerate or both", method));
+  });
+  check_value<double>(o.distribution_work, [](double work) {
+    if (!(work >= 0.0)) throw InputError(fmt::format("distribution-work = {} is out of range: it must be >= 0", work));
+  });
+  needs_option(o.solve, a.target_option, "--solve needs --target, the P(success) to reach, in (0, 1]");
+  for (const CLI::Option* out : {o.csv, o.seconds_csv})
+    refuse_with(o.solve, out, "--solve prints the answer only: leave out --csv and --seconds-csv");
+  for (const CLI::Option* search : {o.solve, a.target_option})
+    refuse_with(o.triage, search, "--triage has no --solve or --target");
+  for (const CLI::Option* task : {a.r_option, a.n_option})
+    refuse_with(o.triage, task,
+                "--triage: a run is page loads, not calls with retries: leave out --n and --r (--reloads is how "
+                "often a careful tester reloads)");
+  for (const CLI::Option* out : {o.csv, o.seconds_csv})
+    refuse_with(o.triage, out, "--triage prints rates only: leave out --csv");
+  needs_option(a.reloads_option, o.triage, "--reloads needs --triage careful");
+  needs_option(a.target_option, o.solve, "--target needs --solve r, s, b or B: the parameter to search");
+}
+
 }  // namespace
 
 Runner add_exact(CLI::App& app) {
@@ -291,25 +247,27 @@ Runner add_exact(CLI::App& app) {
   auto* cmd = app.add_subcommand("exact", "exact P(success), outcomes and requests per task, for any policy");
   add_model_options(*cmd, args->model);
   add_policy_options(*cmd, args->model);
-  cmd->add_option("--method", args->method, "matrix (transfer matrix), enumerate (all 2^(n(r+1)) sequences) or both")
-      ->capture_default_str();
+  auto* method = cmd->add_option("--method", args->method,
+                                 "matrix (transfer matrix), enumerate (all 2^(n(r+1)) sequences) or both")
+                     ->capture_default_str();
   cmd->add_option("--max-length", args->max_length,
                   fmt::format("refuse enumeration above this n(r+1), at most {}", kHardMaxEnumerateLength))
       ->capture_default_str();
   cmd->add_option("--threads", args->threads, "OpenMP threads for enumeration (0: OpenMP's default)")
       ->capture_default_str();
-  cmd->add_option("--distribution-work", args->distribution_work,
-                  "bin updates the matrix may spend on the requests distribution before leaving it out")
-      ->capture_default_str();
+  auto* distribution_work =
+      cmd->add_option("--distribution-work", args->distribution_work,
+                      "bin updates the matrix may spend on the requests distribution before leaving it out")
+          ->capture_default_str();
   cmd->add_flag("--json", args->json, "print one JSON object instead of a table");
   add_time_options(*cmd, args->time);
   add_tool_options(*cmd, args->tools);
   args->target_option = cmd->add_option("--target", args->target,
                                         "with --solve: the P(success) to reach, in (0, 1]");
-  cmd->add_option("--solve", args->solve,
+  auto* solve = cmd->add_option("--solve", args->solve,
                   "print the smallest r, s (layered, naive, budgeted), b or B (budgeted) whose exact P(success) "
                   "meets --target, its success and mean requests; exit 1 when no value up to the limit does");
-  cmd->add_option("--triage", args->triage,
+  auto* triage = cmd->add_option("--triage", args->triage,
                   "naive or careful: a testing agent's verdicts instead of the agent's task, one page load per chain "
                   "step (docs/bughunt.md): false bug reports, ENV_ERROR and missed bugs; --b is the reload's delay");
   args->reloads_option =
@@ -321,12 +279,13 @@ Runner add_exact(CLI::App& app) {
   // --r is searched by --solve r; every other run checks for it in run_exact.
   args->r_option = cmd->get_option("--r")->required(false);
   args->r_option->description(fmt::format("retries per call, in [0, {}]; required unless --solve r or --triage", kMaxRetries));
-  cmd->add_option("--csv", args->csv,
+  auto* csv = cmd->add_option("--csv", args->csv,
                   "write the requests distribution here as CSV (requests,outcome,probability), atomically; "
                   "-: to stdout instead of the table");
-  cmd->add_option("--seconds-csv", args->seconds_csv,
+  auto* seconds_csv = cmd->add_option("--seconds-csv", args->seconds_csv,
                   "time mode, fixed waits: write the wall-time distribution here as CSV "
                   "(seconds,outcome,probability), atomically; -: to stdout instead of the table");
+  declare_exact_rules(*args, {method, distribution_work, solve, triage, csv, seconds_csv});
   return [args] { return run_exact(*args); };
 }
 

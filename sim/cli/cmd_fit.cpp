@@ -16,7 +16,8 @@
 #include "relsim/fit/predict.hpp"
 #include "relsim/fit/records.hpp"
 #include "cli/commands.hpp"
-#include "cli/fit_report.hpp"
+#include "cli/option_rules.hpp"
+#include "relsim/fit/fit_report.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -104,9 +105,6 @@ void suggest_sdk_retries(fit::ReadStats& read) {
 }
 
 void check_sdk_retries(const FitArgs& a) {
-  if (a.sdk_retries < 0 || a.sdk_retries > fit::kMaxSdkRetries)
-    throw InputError(fmt::format("--sdk-retries = {} is out of range: it must be in [0, {}]", a.sdk_retries,
-                                 fit::kMaxSdkRetries));
   if (a.sdk_retries > 0 && !a.hidden.empty())
     throw InputError("--hidden fits request sequences and --sdk-retries per-call outcomes: give one of them");
 }
@@ -115,13 +113,11 @@ int run_fit(const FitArgs& a) {
   std::vector<fit::PredictSpec> specs;
   for (const std::string& s : a.predict) specs.push_back(fit::parse_predict(s));
   const int states = a.hidden.empty() ? -1 : hidden_states(a.hidden);
-  if (a.restarts < 1 || a.restarts > 1000)
-    throw InputError(fmt::format("--restarts = {} is out of range: it must be in [1, 1000]", a.restarts));
   check_sdk_retries(a);
   const bool per_call = a.sdk_retries > 0;
   fit::ChainCounter counter;
   Sequences sequences;
-  FitReport report;
+  fit::FitReport report;
   report.files = a.files;
   report.sdk_retries = a.sdk_retries;
   report.read = read_all(a, counter, states >= 0 || per_call ? &sequences : nullptr);
@@ -163,17 +159,27 @@ Runner add_fit(CLI::App& app) {
   cmd->add_option("--predict", args->predict,
                   "predict success, outcomes and mean requests for a policy, e.g. policy=layered,s=2,r=3,n=10 "
                   "(repeatable; B=... for budgeted)");
-  cmd->add_option("--hidden", args->hidden, fmt::format("also fit a K-state hidden chain by Baum-Welch: K in "
+  auto* hidden = cmd->add_option("--hidden", args->hidden, fmt::format("also fit a K-state hidden chain by Baum-Welch: K in "
                                                         "[1, {}], or auto (BIC over 1..{})",
                                                         fit::kMaxHiddenStates, kAutoHiddenStates));
-  cmd->add_option("--sdk-retries", args->sdk_retries,
+  auto* sdk_retries = cmd->add_option("--sdk-retries", args->sdk_retries,
                   fmt::format("each record is one model call through an SDK that retries up to S times inside it "
                               "(S in [0, {}]; 0: each record is one request): fit by the exact likelihood of "
                               "per-call outcomes",
                               fit::kMaxSdkRetries))
       ->capture_default_str();
   add_seed_option(*cmd, args->seed, "seed of --hidden's random starts");
-  cmd->add_option("--restarts", args->restarts, "--hidden's random starts, the best kept")->capture_default_str();
+  auto* restarts =
+      cmd->add_option("--restarts", args->restarts, "--hidden's random starts, the best kept")->capture_default_str();
+  check_value<std::string>(hidden, [](const std::string& word) { hidden_states(word); });
+  check_value<int>(sdk_retries, [](int s) {
+    if (s < 0 || s > fit::kMaxSdkRetries)
+      throw InputError(
+          fmt::format("--sdk-retries = {} is out of range: it must be in [0, {}]", s, fit::kMaxSdkRetries));
+  });
+  check_value<int>(restarts, [](int k) {
+    if (k < 1 || k > 1000) throw InputError(fmt::format("--restarts = {} is out of range: it must be in [1, 1000]", k));
+  });
   return [args] { return run_fit(*args); };
 }
 

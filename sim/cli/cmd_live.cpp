@@ -6,14 +6,14 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
-#include "relsim/exact/exact.hpp"
 #include "relsim/fleet/scenario.hpp"
 #include "relsim/live/live.hpp"
+#include "relsim/live/live_report.hpp"
 #include "relsim/live/live_time.hpp"
-#include "relsim/montecarlo/stats.hpp"
+#include "relsim/live/live_time_report.hpp"
+#include "relsim/montecarlo/plan_gen.hpp"
 #include "cli/commands.hpp"
-#include "cli/live_time_report.hpp"
-#include "cli/live_timeline.hpp"
+#include "cli/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -49,74 +49,6 @@ Plan live_plan(const LiveArgs& a, const Policy& policy, const SimConfig& config,
     throw InputError("live: give --p (and --q ...) for a generated plan, --fault KIND --times once|always, or --plan FILE");
   model = a.model.model();
   return generate_plan(*model, policy, config);
-}
-
-struct LiveSummary {
-  const LiveCheck& check;
-  std::int64_t tasks;
-  Interval ci;
-  std::optional<double> exact;
-};
-
-Json live_json(const LiveArgs& a, const Policy& policy, const LiveSummary& s) {
-  const LiveCheck& check = s.check;
-  Json outcomes = Json::object();
-  for (const auto& [name, count] : check.outcomes) outcomes[name] = count;
-  Json mism = Json::array();
-  for (auto t : check.mismatches) {
-    const auto i = static_cast<std::size_t>(t);
-    mism.push_back(Json{{"task", t},
-                        {"oracle", check.oracle[i].outcome.name()},
-                        {"oracle_requests", check.oracle[i].requests},
-                        {"live", check.live[i].outcome.name()},
-                        {"live_requests", check.live[i].requests},
-                        {"error", check.live[i].error}});
-  }
-  return Json{{"policy", std::string(to_string(policy.kind))},
-              {"n", policy.n},
-              {"r", policy.r},
-              {"s", policy.s},
-              {"tasks", s.tasks},
-              {"successes", check.successes},
-              {"ci_low", s.ci.low},
-              {"ci_high", s.ci.high},
-              {"exact", s.exact ? Json(*s.exact) : Json(nullptr)},
-              {"outcomes", outcomes},
-              {"requests", check.requests},
-              {"wrong", check.wrong},
-              {"mismatches", static_cast<std::int64_t>(check.mismatches.size())},
-              {"mismatched_tasks", mism},
-              {"wall_seconds", check.wall_seconds},
-              {"throttle", a.throttle},
-              {"throttled", check.throttled},
-              {"seed", a.seed}};
-}
-
-// A scripted run: every task, live against the oracle.
-void print_scripted(const LiveArgs& a, const Policy& policy, const LiveCheck& check) {
-  out() << fmt::format("relsim live: {} {} under {}\n", a.fault, a.times, describe(policy));
-  out() << fmt::format("  {:>5}  {:<24} {:>8} {:>10}   {:<24} {:>8} {:>12}\n", "task", "live outcome",
-                           "requests", "waited s", "oracle outcome", "requests", "waits <= s");
-  for (std::size_t i = 0; i < check.live.size(); ++i)
-    out() << fmt::format("  {:>5}  {:<24} {:>8} {:>10.3f}   {:<24} {:>8} {:>12.3f}\n", check.live[i].task,
-                             check.live[i].outcome.name(), check.live[i].requests, check.live[i].seconds,
-                             check.oracle[i].outcome.name(), check.oracle[i].requests,
-                             check.oracle[i].max_wait_seconds);
-}
-
-// A generated or replayed run: the counts, and the interval against the exact value.
-void print_counts(const LiveArgs& a, const Policy& policy, const LiveSummary& s) {
-  const LiveCheck& check = s.check;
-  out() << fmt::format("relsim live: {} tasks, policy {}, {} concurrent, {:.2f} s\n", s.tasks, describe(policy),
-                           a.options.concurrency, check.wall_seconds);
-  out() << fmt::format("  done {}/{}  95% Wilson [{:.4f}, {:.4f}]{}\n", check.successes, s.tasks, s.ci.low,
-                           s.ci.high,
-                           s.exact ? fmt::format("  exact {:.6f} ({})", *s.exact, s.ci.covers(*s.exact) ? "covered" : "NOT covered") : "");
-  out() << fmt::format("  requests {}  wrong outcomes {}\n", check.requests, check.wrong);
-  if (a.throttle != "none")
-    out() << fmt::format("  retry throttle {}: ended {} tasks by denying a retry\n", a.throttle, check.throttled);
-  for (const auto& [name, count] : check.outcomes)
-    if (name != "done") out() << fmt::format("  {:<24} {}\n", name, count);
 }
 
 // Options of the plan-driven check that time mode has no use for, and why.
@@ -180,8 +112,6 @@ int run_time_mode(const LiveArgs& a) {
 }
 
 int run_live_command(const LiveArgs& a) {
-  if (a.timeline && !a.json)
-    throw InputError("--timeline adds a key to the --json object: give --json too");
   if (a.time.timed()) return run_time_mode(a);
   a.time.time_model(a.model);  // refuses a time option without --t-good and --t-bad
   const Policy policy = a.model.policy();
@@ -197,31 +127,18 @@ int run_live_command(const LiveArgs& a) {
   options.keep_logs = a.timeline;
   options.throttle = fleet::parse_throttle(a.throttle);
   const LiveCheck check = run_live_check(plan, policy, a.timing, options);
-  const auto tasks = static_cast<std::int64_t>(check.live.size());
-  LiveSummary summary{check, tasks, binomial_interval(IntervalKind::wilson, check.successes, tasks, 0.95), std::nullopt};
-  if (model) {
-    ExactOptions eopt;
-    eopt.distribution = false;
-    eopt.kinds = config.kinds;
-    summary.exact = exact_matrix(*model, policy, eopt).success;
-  }
+  LiveReport report = live_report(check, policy, model, config.kinds);
+  report.throttle = a.throttle;
+  report.seed = a.seed;
+  report.concurrency = a.options.concurrency;
+  report.fault = a.fault;
+  report.times = a.times;
+  report.timeline = a.timeline;
   if (!a.out.empty()) write_file_atomically(a.out, live_csv(check));
-
-  if (a.json) {
-    Json j = live_json(a, policy, summary);
-    if (a.timeline) j["timeline"] = live_timeline_json(check);
-    out() << dump_json(j) << "\n";
-  }
-  else if (!a.fault.empty()) print_scripted(a, policy, check);
-  else print_counts(a, policy, summary);
-  for (auto t : check.mismatches) {
-    const auto i = static_cast<std::size_t>(t);
-    std::cerr << fmt::format("relsim live: MISMATCH task {}: oracle {} after {} requests, live {} after {} ({})\n", t,
-                             check.oracle[i].outcome.name(), check.oracle[i].requests, check.live[i].outcome.name(),
-                             check.live[i].requests, check.live[i].error);
-  }
-  if (!a.json)
-    out() << fmt::format("  oracle mismatches: {}\n", check.mismatches.size());
+  if (a.json) out() << dump_json(live_json(report)) << "\n";
+  else out() << live_table(report);
+  std::cerr << live_mismatch_lines(check);
+  if (!a.json) out() << live_mismatch_count(check);
   return check.mismatches.empty() ? 0 : kExitMiss;
 }
 
@@ -260,10 +177,11 @@ Runner add_live(CLI::App& app) {
   cmd->add_option("--client-threads", a->options.client_threads, "threads running the client")->capture_default_str();
   cmd->add_option("--server-threads", a->options.server_threads, "threads running the server")->capture_default_str();
   add_timing_options(*cmd, a->timing);
-  cmd->add_flag("--json", a->json, "print one JSON object");
-  cmd->add_flag("--timeline", a->timeline,
-                "with --json: add \"timeline\", each task against the oracle and each request as the server logged it "
-                "(start and end ms, reply, status, retry count, retry layer)");
+  auto* json = cmd->add_flag("--json", a->json, "print one JSON object");
+  needs_option(cmd->add_flag("--timeline", a->timeline,
+                             "with --json: add \"timeline\", each task against the oracle and each request as the server "
+                             "logged it (start and end ms, reply, status, retry count, retry layer)"),
+               json, "--timeline adds a key to the --json object: give --json too");
   cmd->add_option("--out", a->out, "per-task CSV (oracle and live outcome, requests, seconds, match), atomically");
   add_time_options(*cmd, a->time);
   a->time.time_only.push_back(

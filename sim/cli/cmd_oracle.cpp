@@ -6,8 +6,10 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/live/oracle.hpp"
-#include "relsim/live/plan.hpp"
+#include "relsim/live/oracle_report.hpp"
+#include "relsim/montecarlo/plan_gen.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -31,14 +33,8 @@ Plan oracle_plan(const OracleArgs& a) {
   if (a.scripted() == !a.file.empty())
     throw InputError(a.scripted() ? "oracle: give a plan file or --fault KIND --times once|always, not both"
                                   : "oracle: give a plan file, or --fault KIND --times once|always for a scripted plan");
-  if (!a.scripted()) {
-    for (const CLI::Option* o : {a.times_opt, a.tasks_opt})
-      if (o->count())
-        throw InputError(fmt::format("oracle: {} applies to a scripted plan only: give --fault KIND", o->get_name()));
-    return read_plan(a.file);
-  }
-  if (!a.n_opt->count())
-    throw InputError(fmt::format("oracle --fault: give --n, the model calls per task, in [1, {}]", kMaxCalls));
+  // --times and --tasks need --fault, and --fault needs --n: declared in add_oracle.
+  if (!a.scripted()) return read_plan(a.file);
   ModelArgs model = a.model;
   if (!a.policy_opt->count()) model.policy_kind = "layered";
   return scripted_plan(a.tasks, parse_fault_kind(a.fault), parse_times(a.times), model.policy());
@@ -93,88 +89,21 @@ void check_time_policy(const OracleArgs& a, const Plan& plan, const Policy& poli
                                    h.contains(it.key()) ? dump_json(h[it.key()]) : std::string("(none)")));
 }
 
-// The mean of the planned wall times, as simulate_time divides its total.
-double mean_seconds(const OracleResult& res) {
-  return static_cast<double>(static_cast<long double>(res.planned_microseconds) /
-                             static_cast<long double>(res.tasks.size()) * 1e-6L);
-}
-
-// A plan header's "time" as `key value` pairs, numbers in their shortest form.
-std::string time_words(const Json& time) {
-  std::string out;
-  for (auto it = time.begin(); it != time.end(); ++it) {
-    const Json& v = it.value();
-    const std::string value = v.is_number()   ? fmt::format("{}", v.get<double>())
-                              : v.is_string() ? v.get<std::string>()
-                                              : dump_json(v);
-    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", it.key(), value);
-  }
-  return out;
-}
-
-Json oracle_json(const OracleArgs& a, const Plan& plan, const Policy& policy, const OracleResult& res) {
-  Json outcomes = Json::object();
-  for (int o = 0; o < kOutcomeClasses; ++o)
-    if (res.outcomes[static_cast<std::size_t>(o)] > 0) outcomes[outcome_class(o).name()] = res.outcomes[static_cast<std::size_t>(o)];
-  Json faults = Json::object();
-  for (int k = 0; k < kFaultKinds; ++k)
-    if (res.faults[static_cast<std::size_t>(k)] > 0) faults[std::string(to_string(static_cast<FaultKind>(k)))] = res.faults[static_cast<std::size_t>(k)];
-  Json j = Json::object();
-  j["plan"] = a.scripted() ? std::string("scripted") : a.file;
-  if (a.scripted()) {
-    j["fault"] = plan.header["fault"];
-    j["times"] = plan.header["times"];
-  }
-  j.update(Json{{"policy", std::string(to_string(policy.kind))},
-                {"n", policy.n},           {"r", policy.r},
-                {"s", policy.s},           {"B", policy.B},
-                {"tasks", static_cast<std::int64_t>(res.tasks.size())},
-                {"successes", res.outcomes[0]},
-                {"outcomes", outcomes},    {"requests", res.requests},
-                {"faults", faults},        {"wrong", res.wrong}});
-  if (res.timed) {
-    j["chain"] = plan.header.value("chain", Json(nullptr));
-    j["time"] = plan.header["time"];
-    j["total_microseconds"] = res.planned_microseconds;
-    j["mean_seconds"] = mean_seconds(res);
-  }
-  if (a.per_task) {
-    Json per = Json::array();
-    for (const auto& p : res.tasks) {
-      per.push_back(Json{{"task", p.task}, {"outcome", p.outcome.name()}, {"requests", p.requests},
-                         {"max_wait_seconds", p.max_wait_seconds}});
-      if (res.timed) per.back()["seconds"] = p.planned_seconds;
-    }
-    j["per_task"] = std::move(per);
-  }
-  return j;
-}
-
 int run_oracle_command(const OracleArgs& a) {
   validate(a.timing);
   const Plan plan = oracle_plan(a);
   const Policy policy = policy_for(a, plan);
   check_time_policy(a, plan, policy);
   const OracleResult res = run_oracle(policy, plan, a.timing);
-  if (a.json) {
-    out() << dump_json(oracle_json(a, plan, policy, res)) << "\n";
-    return 0;
-  }
-  const std::string source = a.scripted() ? fmt::format("scripted {} {}", a.fault, a.times) : a.file;
-  out() << fmt::format("relsim oracle: {} ({})\n", source, describe(policy));
-  out() << fmt::format("  tasks {}, done {}, requests {}, wrong {}\n", res.tasks.size(), res.outcomes[0], res.requests,
-                       res.wrong);
-  if (res.timed)
-    out() << fmt::format("  time mode ({}): planned wall time per task, mean {:.6g} s\n",
-                         time_words(plan.header["time"]), mean_seconds(res));
-  for (int o = 1; o < kOutcomeClasses; ++o)
-    if (res.outcomes[static_cast<std::size_t>(o)] > 0)
-      out() << fmt::format("  {:<24} {}\n", outcome_class(o).name(), res.outcomes[static_cast<std::size_t>(o)]);
-  if (a.per_task)
-    for (const auto& p : res.tasks)
-      out() << fmt::format("  task {:>6}  {:<24} requests {:>4}  waits at most {:.3f} s{}\n", p.task,
-                           p.outcome.name(), p.requests, p.max_wait_seconds,
-                           res.timed ? fmt::format("  planned {:.6g} s", p.planned_seconds) : std::string());
+  const OracleReport report{.plan_path = a.scripted() ? std::string() : a.file,
+                            .fault = a.fault,
+                            .times = a.times,
+                            .plan = &plan,
+                            .policy = policy,
+                            .result = &res,
+                            .per_task = a.per_task};
+  if (a.json) out() << dump_json(oracle_json(report)) << "\n";
+  else out() << oracle_text(report);
   return 0;
 }
 
@@ -201,6 +130,11 @@ Runner add_oracle(CLI::App& app) {
   add_timing_options(*cmd, a->timing);
   cmd->add_flag("--json", a->json, "print one JSON object");
   cmd->add_flag("--per-task", a->per_task, "list every task's outcome, requests and longest wait");
+  for (CLI::Option* scripted_only : {a->times_opt, a->tasks_opt})
+    needs_option(scripted_only, a->fault_opt,
+                 fmt::format("oracle: {} applies to a scripted plan only: give --fault KIND", scripted_only->get_name()));
+  needs_option(a->fault_opt, a->n_opt,
+               fmt::format("oracle --fault: give --n, the model calls per task, in [1, {}]", kMaxCalls));
   return [a] { return run_oracle_command(*a); };
 }
 

@@ -5,7 +5,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
-#include "relsim/live/plan.hpp"
+#include "relsim/montecarlo/plan_gen.hpp"
 #include "cli/commands.hpp"
 
 namespace relsim::cli {

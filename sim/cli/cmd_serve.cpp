@@ -9,10 +9,11 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
-#include "relsim/live/outage.hpp"
-#include "relsim/live/plan.hpp"
-#include "relsim/live/server/server.hpp"
+#include "relsim/server/outage.hpp"
+#include "relsim/formats/plan.hpp"
+#include "relsim/server/server.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_rules.hpp"
 #include "cli/stop_signals.hpp"
 
 namespace relsim::cli {
@@ -40,13 +41,7 @@ struct ServeArgs {
 
 // --outage and its options: the outage schedule's config, or none.
 std::optional<OutageConfig> outage_config(const ServeArgs& a) {
-  if (!a.given("--outage")) {
-    for (const char* name : {"--outage-seed", "--kinds"})
-      if (a.given(name)) throw InputError(fmt::format("{} applies in outage mode only: give --outage T_GOOD,T_BAD", name));
-    return std::nullopt;
-  }
-  if (a.given("--plan"))
-    throw InputError("--plan does not apply in outage mode (--outage): the outage schedule answers every task");
+  if (!a.given("--outage")) return std::nullopt;
   const auto sojourns = parse_outage_sojourns(a.outage);
   OutageConfig o;
   o.t_good = sojourns[0];
@@ -65,17 +60,9 @@ std::optional<ProviderConfig> provider_config(const ServeArgs& a) {
   if (!a.given("--quota") && !a.given("--capacity")) return std::nullopt;
   ProviderConfig p;
   if (a.given("--quota")) {
-    if (!(a.quota > 0.0))
-      throw InputError(fmt::format("quota = {:g} is out of range: it must be in (0, 1e9] requests per minute per "
-                                   "tenant (leave --quota out for none)",
-                                   a.quota));
     p.quota_rpm = a.quota;
   }
   if (a.given("--capacity")) {
-    if (a.capacity < 1)
-      throw InputError(fmt::format("capacity = {} is out of range: it must be in [1, 1000000] replies at once "
-                                   "(leave --capacity out for none)",
-                                   a.capacity));
     p.capacity = a.capacity;
   }
   p.time_scale = a.time_scale;
@@ -94,9 +81,6 @@ int run_serve(const ServeArgs& a) {
   config.outage = outage_config(a);
   config.provider = provider_config(a);
   config.max_connections = a.max_connections;
-  if (!(a.read_timeout >= 0.001 && a.read_timeout <= 3600.0))
-    throw InputError(fmt::format("read timeout = {:g} s is out of range: it must be in [0.001, 3600] seconds",
-                                 a.read_timeout));
   config.read_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(a.read_timeout * 1000.0)));
   validate(config);
   Plan plan;
@@ -117,6 +101,38 @@ int run_serve(const ServeArgs& a) {
   return code;
 }
 
+// The options the rules below name.
+struct ServeOptionsGiven {
+  CLI::Option *plan, *outage, *outage_seed, *kinds, *quota, *capacity, *read_timeout;
+};
+
+// Which options go together and their ranges, declared on them
+// (option_rules.hpp); --time-scale, which needs any one of three modes, is
+// checked in run_serve.
+void declare_serve_rules(const ServeOptionsGiven& o) {
+  needs_option(o.outage_seed, o.outage, "--outage-seed applies in outage mode only: give --outage T_GOOD,T_BAD");
+  needs_option(o.kinds, o.outage, "--kinds applies in outage mode only: give --outage T_GOOD,T_BAD");
+  refuse_with(o.outage, o.plan,
+              "--plan does not apply in outage mode (--outage): the outage schedule answers every task");
+  check_value<double>(o.quota, [](double quota) {
+    if (!(quota > 0.0))
+      throw InputError(fmt::format("quota = {:g} is out of range: it must be in (0, 1e9] requests per minute per "
+                                   "tenant (leave --quota out for none)",
+                                   quota));
+  });
+  check_value<std::int64_t>(o.capacity, [](std::int64_t capacity) {
+    if (capacity < 1)
+      throw InputError(fmt::format("capacity = {} is out of range: it must be in [1, 1000000] replies at once "
+                                   "(leave --capacity out for none)",
+                                   capacity));
+  });
+  check_value<double>(o.read_timeout, [](double seconds) {
+    if (!(seconds >= 0.001 && seconds <= 3600.0))
+      throw InputError(
+          fmt::format("read timeout = {:g} s is out of range: it must be in [0.001, 3600] seconds", seconds));
+  });
+}
+
 }  // namespace
 
 Runner add_serve(CLI::App& app) {
@@ -133,33 +149,34 @@ Runner add_serve(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "threads serving connections, in [1, 64]")->capture_default_str();
   cmd->add_option("--retry-after", args->retry_after, "retry-after header of http_429 replies, seconds")
       ->capture_default_str();
-  cmd->add_option("--plan", args->plan, "load every task's script from this plan file (relsim plan)");
+  auto* plan = cmd->add_option("--plan", args->plan, "load every task's script from this plan file (relsim plan)");
   cmd->add_option("--log", args->log,
                   "write the request log (JSON Lines, for relsim audit) to this file, line by line; "
                   "also served at GET /control/log");
-  cmd->add_option("--outage", args->outage,
+  auto* outage = cmd->add_option("--outage", args->outage,
                   "outage mode: T_GOOD,T_BAD, the mean good and bad sojourns in model seconds; a request is bad when "
                   "the schedule is bad as it arrives");
-  cmd->add_option("--outage-seed", args->outage_seed, "outage mode: seed of the schedule and the fault kinds")
+  auto* outage_seed = cmd->add_option("--outage-seed", args->outage_seed, "outage mode: seed of the schedule and the fault kinds")
       ->capture_default_str();
-  cmd->add_option("--kinds", args->kinds,
+  auto* kinds = cmd->add_option("--kinds", args->kinds,
                   "outage mode: fault-kind weights of bad requests, e.g. cut=1,http_529=2; default uniform over "
                   "cut,no_stop,malformed,overloaded,stall");
   cmd->add_option("--time-scale", args->time_scale,
                   "outage and provider modes: wall seconds per model second, in [1e-6, 1000]")
       ->capture_default_str();
-  cmd->add_option("--quota", args->quota,
+  auto* quota = cmd->add_option("--quota", args->quota,
                   "provider mode: requests per minute per tenant (tenant = x-api-key), a token bucket that starts "
                   "full; past it 429 with retry-after and anthropic-ratelimit-requests-* headers; in (0, 1e9]");
-  cmd->add_option("--capacity", args->capacity,
+  auto* capacity = cmd->add_option("--capacity", args->capacity,
                   "provider mode: replies served at once, in [1, 1000000]; past it 529 overloaded");
   cmd->add_option("--max-connections", args->max_connections,
                   "connections open at once, in [1, 1000000]; past it the server refuses them")
       ->capture_default_str();
-  cmd->add_option("--read-timeout", args->read_timeout,
+  auto* read_timeout = cmd->add_option("--read-timeout", args->read_timeout,
                   "seconds a connection has to send a whole request, from its accept (the first) or its first byte, "
                   "in [0.001, 3600]")
       ->capture_default_str();
+  declare_serve_rules({plan, outage, outage_seed, kinds, quota, capacity, read_timeout});
   return [args] { return run_serve(*args); };
 }
 

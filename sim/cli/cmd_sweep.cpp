@@ -5,13 +5,15 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/bursts.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
-#include "relsim/live/timing.hpp"
+#include "relsim/client/timing.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "relsim/sweep/grid.hpp"
 #include "relsim/sweep/sweep.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -53,8 +55,6 @@ void time_axes(const SweepArgs& a, SweepGrid& grid) {
     return;
   }
   refuse_discrete_in_time_mode(a.discrete_options);
-  if (!a.t_good_option->count()) throw InputError("--t-bad needs --t-good: give both mean sojourns, in seconds");
-  if (!a.t_bad_option->count()) throw InputError("--t-good needs --t-bad: give both mean sojourns, in seconds");
   grid.t_good = parse_real_axis(a.t_good, "t-good");
   grid.t_bad = parse_real_axis(a.t_bad, "t-bad");
   grid.request_seconds = parse_real_axis(a.request_seconds, "request-seconds");
@@ -72,8 +72,6 @@ SweepGrid sweep_grid(const SweepArgs& a) {
   time_axes(a, grid);
   if (!grid.timed()) {
     grid.p = parse_real_axis(a.p, "p");
-    if (!a.q.empty() && !a.burst_mean.empty())
-      throw InputError("give --q or --burst-mean, not both: --burst-mean L means q = 1 - 1/L");
     if (!a.q.empty()) grid.q = parse_real_axis(a.q, "q");
     if (!a.burst_mean.empty()) {
       grid.q = parse_real_axis(a.burst_mean, "burst-mean");
@@ -139,6 +137,8 @@ void add_sweep_policy_and_time(CLI::App& cmd, SweepArgs& a, const std::string& a
   const auto relax = [p](const std::string&) { p->required(false); };
   a.t_good_option = cmd.add_option("--t-good", a.t_good, "time mode: mean good sojourn, seconds: " + axis)->each(relax);
   a.t_bad_option = cmd.add_option("--t-bad", a.t_bad, "time mode: mean bad sojourn, seconds: " + axis)->each(relax);
+  needs_option(a.t_bad_option, a.t_good_option, "--t-bad needs --t-good: give both mean sojourns, in seconds");
+  needs_option(a.t_good_option, a.t_bad_option, "--t-good needs --t-bad: give both mean sojourns, in seconds");
   a.time_only_options = {
       cmd.add_option("--request-seconds", a.request_seconds, "time mode: seconds a request takes: " + axis)
           ->capture_default_str(),
@@ -171,9 +171,11 @@ Runner add_sweep(CLI::App& app) {
                                  "  sim_p99_requests,sim_p999_requests (with --tasks)");
   const std::string axis = "a value, a list a,b,c or an inclusive range start:stop:step";
   cmd->add_option("--p", args->p, "bad fraction: " + axis)->required();
-  cmd->add_option("--q", args->q, "P(bad | previous bad): " + axis + "; default q = p at each point");
-  cmd->add_option("--burst-mean", args->burst_mean,
-                  "mean burst length L in requests, >= 1, instead of --q (q = 1 - 1/L, the q column): " + axis);
+  auto* q = cmd->add_option("--q", args->q, "P(bad | previous bad): " + axis + "; default q = p at each point");
+  auto* burst_mean =
+      cmd->add_option("--burst-mean", args->burst_mean,
+                      "mean burst length L in requests, >= 1, instead of --q (q = 1 - 1/L, the q column): " + axis);
+  refuse_with(burst_mean, q, "give --q or --burst-mean, not both: --burst-mean L means q = 1 - 1/L");
   cmd->add_option("--r", args->r, "retries per call: " + axis)->required();
   cmd->add_option("--n", args->n, "calls per task: " + axis)->required();
   cmd->add_option("--b", args->b, "silent steps before a retry: " + axis)->capture_default_str();

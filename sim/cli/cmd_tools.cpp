@@ -1,6 +1,6 @@
 // relsim tools: tool calls, the other half of an agent's I/O (docs/tools.md).
 // `serve` runs the fault-injecting MCP server on 127.0.0.1 until SIGINT or
-// SIGTERM: the three tools of live/tools/tool_catalog.hpp over the
+// SIGTERM: the three tools of tools/tool_catalog.hpp over the
 // streamable HTTP transport, each tools/call under a fault from --plan or
 // drawn from the chain.
 #include <chrono>
@@ -12,14 +12,16 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/bursts.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/core/files.hpp"
 #include "relsim/core/rng.hpp"
-#include "relsim/live/tools/mcp_service.hpp"
-#include "relsim/live/tools/tool_audit.hpp"
+#include "relsim/tools/mcp_service.hpp"
+#include "relsim/tools/tool_audit.hpp"
 #include "relsim/ui/ui_server.hpp"
 #include "cli/commands.hpp"
-#include "cli/tools_audit_report.hpp"
+#include "cli/option_rules.hpp"
+#include "relsim/tools/tools_audit_report.hpp"
 #include "cli/stop_signals.hpp"
 
 namespace relsim::cli {
@@ -47,8 +49,6 @@ tools::ToolFaultSource fault_source(const ToolsServeArgs& a) {
   const bool drawn = a.p_option->count() || a.q_option->count() || a.burst_option->count() || a.kinds_option->count() ||
                      a.seed_option->count();
   if (a.plan_option->count()) {
-    if (drawn)
-      throw InputError("give --plan or the chain's options (--p, --q or --burst-mean, --kinds, --seed), not both");
     try {
       return tools::ToolFaultSource(tools::read_tool_plan(read_file(a.plan, "plan")));
     } catch (const InputError& e) {
@@ -60,8 +60,6 @@ tools::ToolFaultSource fault_source(const ToolsServeArgs& a) {
   Model model;
   model.p = a.p;
   model.q = a.p;
-  if (a.q_option->count() && a.burst_option->count())
-    throw InputError("give --q or --burst-mean, not both: --burst-mean L means q = 1 - 1/L");
   if (a.q_option->count()) model.q = a.q;
   if (a.burst_option->count()) model.q = q_from_burst_mean(a.burst_mean);
   const tools::ToolFaultWeights weights =
@@ -70,8 +68,6 @@ tools::ToolFaultSource fault_source(const ToolsServeArgs& a) {
 }
 
 int run_tools_serve(const ToolsServeArgs& a) {
-  if (a.hold_ms < 1 || a.hold_ms > tools::kMaxHoldMs)
-    throw InputError(fmt::format("hold-ms = {} is out of range: it must be in [1, {}]", a.hold_ms, tools::kMaxHoldMs));
   tools::ToolsConfig tools_config;
   tools_config.sandbox = a.sandbox;
   if (!a.log.empty()) tools_config.log = a.log;
@@ -80,8 +76,6 @@ int run_tools_serve(const ToolsServeArgs& a) {
   config.site = ui::Site::tools;
   config.port = a.port;
   config.threads = 1;
-  if (a.port < 0 || a.port > 65535)  // before the sandbox is made
-    throw InputError(fmt::format("port = {} is out of range: it must be in [0, 65535] (0: a free one)", a.port));
   tools::ToolFaultSource faults = fault_source(a);
   config.tools = std::make_shared<tools::McpService>(tools_config, std::move(faults));
   StopSignals signals;  // before the server's threads start
@@ -116,6 +110,24 @@ int run_tools_audit(const ToolsAuditArgs& a) {
   return 0;
 }
 
+// Ranges and which options go together, declared on the options
+// (option_rules.hpp): checked as the command line is read, before the
+// sandbox is made.
+void declare_tools_serve_rules(const ToolsServeArgs& a, CLI::Option* port, CLI::Option* hold_ms) {
+  check_value<int>(port, [](int p) {
+    if (p < 0 || p > 65535)
+      throw InputError(fmt::format("port = {} is out of range: it must be in [0, 65535] (0: a free one)", p));
+  });
+  check_value<long long>(hold_ms, [](long long ms) {
+    if (ms < 1 || ms > tools::kMaxHoldMs)
+      throw InputError(fmt::format("hold-ms = {} is out of range: it must be in [1, {}]", ms, tools::kMaxHoldMs));
+  });
+  refuse_with(a.burst_option, a.q_option, "give --q or --burst-mean, not both: --burst-mean L means q = 1 - 1/L");
+  for (const CLI::Option* chain : {a.p_option, a.q_option, a.burst_option, a.kinds_option, a.seed_option})
+    refuse_with(a.plan_option, chain,
+                "give --plan or the chain's options (--p, --q or --burst-mean, --kinds, --seed), not both");
+}
+
 }  // namespace
 
 Runner add_tools(CLI::App& app) {
@@ -127,12 +139,13 @@ Runner add_tools(CLI::App& app) {
       "  JSON responses) with the tools note_write(path, text), dump(n) and add(a, b); each tools/call meets a\n"
       "  fault (ok, timeout, drop, unknown_tool, exec_error, partial_write, truncate) from --plan or drawn from\n"
       "  the chain (--p, --q, --kinds, --seed); without either every call is served");
-  serve->add_option("--port", a->port, "port on 127.0.0.1, in [0, 65535]; 0 picks a free one")->capture_default_str();
+  auto* port =
+      serve->add_option("--port", a->port, "port on 127.0.0.1, in [0, 65535]; 0 picks a free one")->capture_default_str();
   serve->add_option("--sandbox", a->sandbox, "the folder note_write writes into (created if missing)")->required();
   serve->add_option("--log", a->log,
                     "write the call log here: one JSON line per tools/call (call, t_ms, tool, fault, stage, answer, "
                     "error, sandbox)");
-  serve->add_option("--hold-ms", a->hold_ms,
+  auto* hold_ms = serve->add_option("--hold-ms", a->hold_ms,
                     fmt::format("how long a timeout fault holds the answer, in [1, {}] ms", tools::kMaxHoldMs))
       ->capture_default_str();
   a->plan_option = serve->add_option(
@@ -145,6 +158,7 @@ Runner add_tools(CLI::App& app) {
       "--kinds", a->kinds,
       "weights of the faults a failed call gets, e.g. timeout=1,truncate=2 (default: all six equally)");
   a->seed_option = add_seed_option(*serve, a->seed, "seeds the calls' faults");
+  declare_tools_serve_rules(*a, port, hold_ms);
   auto audit_args = std::make_shared<ToolsAuditArgs>();
   auto* audit = cmd->add_subcommand(
       "audit",

@@ -11,6 +11,7 @@
 #include "relsim/sweep/tune.hpp"
 #include "relsim/sweep/tune_report.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -78,7 +79,6 @@ TuneSpace space_of(const TuneArgs& a) {
 }
 
 int run_tune_command(const TuneArgs& a) {
-  if (a.csv && a.json) throw InputError("--csv and --json both given: choose one output");
   if (a.backoff_option->count())
     throw InputError("--backoff does not apply to tune, which searches the backoff: use --bases, --caps, "
                      "--jitters and --lists");
@@ -151,9 +151,11 @@ Runner add_tune(CLI::App& app) {
                   "(then p99 is computed for every schedule meeting the target and is a dimension of the front)")
       ->capture_default_str();
   add_space_options(*cmd, *args);
-  cmd->add_flag("--csv", args->csv, fmt::format("print the front as CSV: {}", kTuneCsvHeader));
-  cmd->add_flag("--json", args->json,
-                "print one JSON object: front, best, anchors, evaluated, meeting_target, the model and the space");
+  auto* csv = cmd->add_flag("--csv", args->csv, fmt::format("print the front as CSV: {}", kTuneCsvHeader));
+  auto* json =
+      cmd->add_flag("--json", args->json,
+                    "print one JSON object: front, best, anchors, evaluated, meeting_target, the model and the space");
+  refuse_with(json, csv, "--csv and --json both given: choose one output");
   cmd->add_option("--p99-tasks", args->p99_tasks,
                   "jittered waits: tasks simulated for p99 (exact engine has no wall-time distribution then); "
                   "0: none")

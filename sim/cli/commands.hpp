@@ -1,4 +1,5 @@
 #pragma once
+// No commands.cpp: each cmd_X.cpp defines its command, cli.cpp the shared options.
 // Internal to the CLI: each subcommand registers itself on the app and
 // returns the function that runs it. One file per command (cmd_*.cpp).
 #include <functional>
@@ -17,7 +18,7 @@
 #include "relsim/core/policy.hpp"
 #include "relsim/core/time_model.hpp"
 #include "relsim/core/tool_faults.hpp"
-#include "relsim/live/timing.hpp"
+#include "relsim/client/timing.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "relsim/ui/command.hpp"
 
@@ -76,11 +77,6 @@ struct ModelArgs {
   FaultWeights fault_weights() const;
 };
 void add_model_options(CLI::App& cmd, ModelArgs& args, bool p_required = true);
-// Bursts in the user's words: a run of bad requests lasts 1/(1-q) requests
-// on average (geometric), so a mean burst length L >= 1 is q = 1 - 1/L
-// (L = 1: q = 0, no bad request follows a bad one). Throws InputError
-// naming L unless it is in [1, 1e15].
-double q_from_burst_mean(double burst_mean);
 // --seed SEED, the same in every command: an integer in [0, 2^64 - 1], read
 // strictly (CLI11's own unsigned parse would take -1 as 2^64 - 1); `what`
 // says what it seeds. Its default shows in --help.
@@ -145,15 +141,6 @@ void add_tool_options(CLI::App& cmd, ToolArgs& args);
 
 // --connect-timeout ... --time-scale: the client's clock (timing.hpp).
 void add_timing_options(CLI::App& cmd, ClientTiming& timing);
-
-// The fault kinds a run draws (weight > 0), in enum order: the kinds whose
-// counts simulate and demo print.
-inline std::vector<FaultKind> drawn_kinds(const FaultWeights& kinds) {
-  std::vector<FaultKind> drawn;
-  for (int k = 0; k < kFaultKinds; ++k)
-    if (kinds.weight[static_cast<std::size_t>(k)] > 0.0) drawn.push_back(static_cast<FaultKind>(k));
-  return drawn;
-}
 
 Runner add_exact(CLI::App& app);
 Runner add_check(CLI::App& app);

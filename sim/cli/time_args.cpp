@@ -10,55 +10,17 @@
 #include "relsim/core/files.hpp"
 #include "relsim/core/json.hpp"
 #include "relsim/core/time_model.hpp"
-#include "relsim/live/timing.hpp"
+#include "relsim/client/timing.hpp"
+#include "relsim/fit/fit_report.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {
 
-// A `relsim fit --hidden --json` output's hidden chain: step (k x k, one
-// step per request) and bad (k).
-struct FittedChain {
-  Eigen::MatrixXd step;
-  Eigen::VectorXd bad;
-};
-
-double json_number(const Json& v, const std::string& where) {
-  if (!v.is_number()) throw InputError(fmt::format("{}: {} is not a number", where, json_excerpt(v, 40)));
-  return v.get<double>();
-}
-
-FittedChain read_fitted_chain(const std::string& path) {
-  const std::string text = read_file(path, "hidden chain");
-  const Json j = Json::parse(text, nullptr, false);
-  const std::string where = fmt::format("hidden chain '{}'", path);
-  if (j.is_discarded() || !j.is_object() || !j.contains("hidden") || !j["hidden"].is_object())
-    throw InputError(fmt::format("{}: not a `relsim fit --hidden --json` output (no \"hidden\" object)", where));
-  const Json& h = j["hidden"];
-  if (!h.contains("step") || !h["step"].is_array() || !h.contains("bad") || !h["bad"].is_array())
-    throw InputError(fmt::format("{}: \"hidden\" needs the arrays \"step\" and \"bad\"", where));
-  const auto k = static_cast<Eigen::Index>(h["bad"].size());
-  if (k < 1 || k > 64 || static_cast<Eigen::Index>(h["step"].size()) != k)
-    throw InputError(fmt::format("{}: \"step\" must be k rows and \"bad\" k entries, k in [1, 64]", where));
-  FittedChain chain{Eigen::MatrixXd(k, k), Eigen::VectorXd(k)};
-  for (Eigen::Index i = 0; i < k; ++i) {
-    const Json& row = h["step"][static_cast<std::size_t>(i)];
-    if (!row.is_array() || static_cast<Eigen::Index>(row.size()) != k)
-      throw InputError(fmt::format("{}: step row {} must have {} entries", where, i, k));
-    for (Eigen::Index c = 0; c < k; ++c)
-      chain.step(i, c) = json_number(row[static_cast<std::size_t>(c)], fmt::format("{}: step[{}][{}]", where, i, c));
-    const double bad = json_number(h["bad"][static_cast<std::size_t>(i)], fmt::format("{}: bad[{}]", where, i));
-    if (!(bad >= 0.0 && bad <= 1.0))
-      throw InputError(fmt::format("{}: bad[{}] = {} is out of range: it must be in [0, 1]", where, i, bad));
-    chain.bad(i) = bad;
-  }
-  return chain;
-}
-
 // Refuses what does not fit the mode: a discrete option in time mode, a
 // time option without it, a missing partner.
 void check_mode(const TimeArgs& a) {
-  const bool sojourns = a.t_good_option->count() || a.t_bad_option->count();
   const bool hidden = a.hidden_option != nullptr && a.hidden_option->count();
   if (!a.timed()) {
     for (const CLI::Option* o : a.time_only)
@@ -69,14 +31,8 @@ void check_mode(const TimeArgs& a) {
     return;
   }
   refuse_discrete_in_time_mode(a.discrete);
-  if (sojourns && hidden)
-    throw InputError("--hidden-chain and --t-good/--t-bad both give the chain: use one of them");
-  if (sojourns && !a.t_good_option->count())
-    throw InputError("--t-bad needs --t-good: give both mean sojourns, in seconds");
-  if (sojourns && !a.t_bad_option->count())
-    throw InputError("--t-good needs --t-bad: give both mean sojourns, in seconds");
-  if (hidden && !a.step_option->count())
-    throw InputError("--hidden-chain needs --step-seconds: the seconds one step of the fitted chain lasts");
+  // --hidden-chain against --t-good and --t-bad, and their partners: declared
+  // in add_time_options.
   if (!hidden && a.step_option->count())
     throw InputError("--step-seconds applies to --hidden-chain only");
 }
@@ -105,7 +61,7 @@ std::optional<TimeModel> TimeArgs::time_model(const ModelArgs& model) const {
   if (!timed()) return std::nullopt;
   TimeModel time;
   if (hidden_option->count()) {
-    const FittedChain fitted = read_fitted_chain(hidden_chain);
+    const fit::HiddenChainFile fitted = fit::read_hidden_chain(hidden_chain);
     time.chain = uniformised_time_chain(fitted.step, fitted.bad, step_seconds);
   } else {
     time.chain = two_state_time_chain(t_good, t_bad);
@@ -157,6 +113,12 @@ void add_time_options(CLI::App& cmd, TimeArgs& a) {
                         ->each(relax);
   a.step_option = cmd.add_option("--step-seconds", a.step_seconds,
                                  "--hidden-chain: seconds one step of the fitted chain lasts, in (0, 1e9]");
+  for (const CLI::Option* sojourn : {a.t_good_option, a.t_bad_option})
+    refuse_with(a.hidden_option, sojourn, "--hidden-chain and --t-good/--t-bad both give the chain: use one of them");
+  needs_option(a.t_bad_option, a.t_good_option, "--t-bad needs --t-good: give both mean sojourns, in seconds");
+  needs_option(a.t_good_option, a.t_bad_option, "--t-good needs --t-bad: give both mean sojourns, in seconds");
+  needs_option(a.hidden_option, a.step_option,
+               "--hidden-chain needs --step-seconds: the seconds one step of the fitted chain lasts");
   a.time_only = {
       a.step_option,
       cmd.add_option("--request-seconds", a.request_seconds, "time mode: seconds a request takes, in [0, 1e9]")

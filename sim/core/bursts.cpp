@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/error.hpp"
+
 namespace relsim {
 
 BurstShape burst_shape(const Model& model) {
@@ -26,6 +28,14 @@ std::string gap_words(const BurstShape& shape) {
   if (std::isinf(shape.mean_gap)) return "endless (p0 = 0: no burst ever starts)";
   if (shape.mean_gap == 0.0) return "none (p = 1: every request is bad)";
   return fmt::format("{:.6g} chain steps between bursts (1/p0)", shape.mean_gap);
+}
+
+double q_from_burst_mean(double L) {
+  if (!(L >= 1.0 && L <= 1e15))
+    throw InputError(fmt::format("burst mean = {} is out of range: it must be in [1, 1e15] requests (q = 1 - 1/L; "
+                                 "1 is no burst longer than one request)",
+                                 L));
+  return 1.0 - 1.0 / L;
 }
 
 }  // namespace relsim

@@ -86,4 +86,11 @@ std::string to_string(const FaultWeights& weights) {
   return named_weights_string(std::vector<double>(weights.weight.begin(), weights.weight.end()), kind_words());
 }
 
+std::vector<FaultKind> drawn_fault_kinds(const FaultWeights& weights) {
+  std::vector<FaultKind> drawn;
+  for (int k = 0; k < kFaultKinds; ++k)
+    if (weights.weight[static_cast<std::size_t>(k)] > 0.0) drawn.push_back(static_cast<FaultKind>(k));
+  return drawn;
+}
+
 }  // namespace relsim

@@ -293,12 +293,18 @@ Eigen::RowVectorXd continuous_start(const Chain& chain, const Policy& policy, co
 ExactResult exact_matrix(const Model& model, const Policy& policy, const ExactOptions& options) {
   const Chain chain = gilbert_chain(model);
   validate(policy);
+  if (options.tools) validate(options.tools->faults);
   if (options.tools && model.chain == ChainScope::continuous)
     throw InputError("chain = continuous: tool calls (--tool-faults) are not supported yet with the continuous chain "
                      "scope; use --chain fresh");
-  const Eigen::RowVectorXd start =
-      model.chain == ChainScope::fresh ? chain.initial : continuous_start(chain, policy, options.kinds);
-  return exact_matrix_from(chain, start, policy, options);
+  // One set of call matrices for the continuous scope's start and the task
+  // itself (continuous_start and exact_matrix_from would each make their own).
+  const exact_detail::CallMatrices c =
+      exact_detail::call_matrices(chain.bad, policy, options.kinds, exact_detail::discrete_steps(chain));
+  const Eigen::RowVectorXd start = model.chain == ChainScope::fresh
+                                       ? Eigen::RowVectorXd(chain.initial)
+                                       : exact_detail::continuous_start_of(c, chain.initial, policy.n);
+  return exact_detail::result_from(c, start, policy, options, 0.0);
 }
 
 double independent_success(double p, const Policy& policy) {

@@ -1,4 +1,5 @@
 #pragma once
+// No exact_internal.cpp: defined in exact.cpp, used by exact.cpp and exact_time.cpp.
 // Internal to the exact engine: the forward pass over the calls of a task,
 // shared by the discrete chain (exact.cpp) and the time mode (exact_time.cpp).
 #include <cstdint>

@@ -1,5 +1,7 @@
 #include "relsim/exact/solve.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
@@ -73,49 +75,62 @@ SolveResult solve_for_target(SolveParam param, double target, std::int64_t low, 
   return out;
 }
 
-namespace {
-
-Json point_json(const std::optional<SolvePoint>& p) {
-  if (!p) return nullptr;
-  return Json{{"value", p->value}, {"success", p->success}, {"mean_requests", p->mean_requests}};
-}
-
-}  // namespace
-
-Json solve_json(const SolveResult& result) {
-  Json j = Json::object();
-  j["solve"] = std::string(to_string(result.param));
-  j["target"] = result.target;
-  j["found"] = result.found.has_value();
-  j["value"] = result.found ? Json(result.found->value) : Json(nullptr);
-  j["success"] = result.found ? Json(result.found->success) : Json(nullptr);
-  j["mean_requests"] = result.found ? Json(result.found->mean_requests) : Json(nullptr);
-  j["below"] = point_json(result.best_below);
-  j["low"] = result.low;
-  j["limit"] = result.limit;
-  j["evaluations"] = result.evaluations;
-  j["note"] = result.note;
-  return j;
-}
-
-std::string solve_words(const SolveResult& result) {
-  const std::string_view name = to_string(result.param);
-  std::string s;
-  if (result.found) {
-    s += fmt::format("  smallest {} with P(success) >= {}: {} = {} (P(success) {:.6g}, mean requests {:.6g})\n", name,
-                     result.target, name, result.found->value, result.found->success, result.found->mean_requests);
-    if (result.best_below)
-      s += fmt::format("  {} = {} falls short: P(success) {:.6g}\n", name, result.best_below->value,
-                       result.best_below->success);
-    else
-      s += fmt::format("  (the smallest value searched, {} = {}, already meets it)\n", name, result.low);
-  } else {
-    s += fmt::format("  no {} in [{}, {}] meets P(success) >= {}: {} = {} gives {:.6g}\n", name, result.low,
-                     result.limit, result.target, name, result.best_below->value, result.best_below->success);
+std::pair<std::int64_t, std::int64_t> solve_range(SolveParam param, const Policy& policy, bool timed) {
+  const bool simple = policy.kind == PolicyKind::simple;
+  switch (param) {
+    case SolveParam::r:
+      return {0, simple ? kMaxRetries : std::min(kMaxRetries, kMaxRequestsPerCall / (policy.s + 1) - 1)};
+    case SolveParam::s:
+      if (simple)
+        throw InputError("solve = s: the simple policy has no HTTP-layer retries; give --policy naive, layered or budgeted");
+      return {0, std::min(kMaxHttpRetries, kMaxRequestsPerCall / (policy.r + 1) - 1)};
+    case SolveParam::B:
+      if (policy.kind != PolicyKind::budgeted)
+        throw InputError(fmt::format("solve = B: B is the budgeted policy's cap, not policy = {}'s; give --policy budgeted",
+                                     to_string(policy.kind)));
+      // Past (s+1)(r+1) requests the cap never binds.
+      return {1, std::int64_t{policy.s + 1} * (policy.r + 1)};
+    case SolveParam::b:
+      if (timed) throw InputError("solve = b: time mode has no silent steps; waits come from --backoff");
+      return {0, kMaxSilentSteps};
   }
-  if (!result.note.empty()) s += fmt::format("  note: {}\n", result.note);
-  s += fmt::format("  exact evaluations: {}\n", result.evaluations);
-  return s;
+  return {0, 0};
+}
+
+Policy with_value(Policy policy, SolveParam param, std::int64_t v) {
+  if (param == SolveParam::r) policy.r = static_cast<int>(v);
+  if (param == SolveParam::s) policy.s = static_cast<int>(v);
+  if (param == SolveParam::B) policy.B = static_cast<int>(v);
+  return policy;
+}
+
+SolveResult solve_exact(const Model& model, const Policy& base, SolveParam param, double target,
+                        ExactOptions options) {
+  options.distribution = false;
+  const auto [low, limit] = solve_range(param, base, false);
+  const bool only_low = param == SolveParam::b && model.q < model.p;
+  const std::string note =
+      only_low ? "q < p: a retry right after a bad request is the likeliest to be good (b = 0); no larger b does better"
+               : "";
+  return solve_for_target(
+      param, target, low, limit,
+      [&](std::int64_t v) {
+        Model m = model;
+        if (param == SolveParam::b) m.b = v;
+        const ExactResult r = exact_matrix(m, with_value(base, param, v), options);
+        return SolvePoint{v, r.success, r.mean_requests};
+      },
+      only_low, note);
+}
+
+SolveResult solve_exact_time(const TimeModel& time, const Policy& base, SolveParam param, double target,
+                             ExactOptions options) {
+  options.distribution = false;
+  const auto [low, limit] = solve_range(param, base, true);
+  return solve_for_target(param, target, low, limit, [&](std::int64_t v) {
+    const ExactResult r = exact_time(time, with_value(base, param, v), options);
+    return SolvePoint{v, r.success, r.mean_requests};
+  });
 }
 
 }  // namespace relsim

@@ -9,8 +9,8 @@
 
 #include "fit/read_common.hpp"
 #include "relsim/core/error.hpp"
-#include "relsim/live/plan.hpp"
-#include "relsim/live/request_log.hpp"
+#include "relsim/formats/plan.hpp"
+#include "relsim/formats/request_log.hpp"
 
 namespace relsim::fit {
 namespace {

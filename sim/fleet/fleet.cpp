@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "fleet/replicate.hpp"
-#include "montecarlo/for_each_unit.hpp"
-#include "montecarlo/progress.hpp"
+#include "relsim/parallel/for_each_unit.hpp"
+#include "relsim/parallel/progress.hpp"
 #include "relsim/core/error.hpp"
 
 namespace relsim::fleet {

@@ -75,4 +75,41 @@ LogAgreement check_log(const FleetLiveResult& live, const fleet::Scenario& scena
   return a;
 }
 
+bool FleetAgreementRun::agrees() const {
+  bool all = log.agrees;
+  for (const FigureAgreement& f : figures) all = all && (f.agrees || !f.judged);
+  return all;
+}
+
+FleetAgreementRun run_fleet_agreement(const fleet::Scenario& scenario, fleet::RunConfig config,
+                                      const FleetLiveConfig& live_config, int replicates, bool force,
+                                      const std::function<void(int)>& simulated) {
+  validate_live(scenario, live_config);
+  config.replicates = 1;
+  fleet::validate(scenario, force);
+  std::vector<fleet::FleetResult> each;
+  for (int i = 0; i < replicates; ++i) {
+    config.first_replicate = i;
+    each.push_back(fleet::run_fleet(scenario, config, force));
+    if (simulated) simulated(i + 1);
+  }
+  const std::int64_t planned = scenario.agents * scenario.tasks_per_agent;
+  for (const auto& r : each)
+    if (r.tasks < planned)
+      throw InputError(fmt::format("duration = {:g} s let a simulated replicate start only {} of the {} tasks: a live "
+                                   "run runs them all, so give --live a longer --duration",
+                                   scenario.duration, r.tasks, planned));
+  FleetAgreementRun run;
+  run.scenario = scenario;
+  run.live_config = live_config;
+  run.live = run_fleet_live(scenario, config.seed, live_config);
+  config.first_replicate = 0;
+  config.replicates = replicates;
+  run.pooled = fleet::run_fleet(scenario, config, force);
+  run.config = config;
+  run.figures = compare_figures(run.live.counts, each, live_config.replicate);
+  run.log = check_log(run.live, scenario);
+  return run;
+}
+
 }  // namespace relsim

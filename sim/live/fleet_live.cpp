@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "relsim/live/client/client.hpp"
-#include "relsim/live/server/server.hpp"
+#include "relsim/client/client.hpp"
+#include "relsim/server/server.hpp"
 
 namespace relsim {
 namespace {

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "relsim/live/server/server.hpp"
+#include "relsim/server/server.hpp"
 
 namespace relsim {
 
@@ -71,18 +71,6 @@ LiveCheck run_live_check(const Plan& plan, const Policy& policy, const ClientTim
       check.mismatches.push_back(got.task);
   }
   return check;
-}
-
-std::string live_csv(const LiveCheck& check) {
-  std::string out = "task,oracle_outcome,oracle_requests,live_outcome,live_requests,seconds,match\n";
-  for (std::size_t i = 0; i < check.live.size(); ++i) {
-    const LiveTask& got = check.live[i];
-    const Prediction& want = check.oracle[i];
-    const bool match = got.text_ok && got.outcome == want.outcome && got.requests == want.requests;
-    out += fmt::format("{},{},{},{},{},{:.6f},{}\n", got.task, want.outcome.name(), want.requests, got.outcome.name(),
-                       got.requests, got.seconds, match ? "true" : "false");
-  }
-  return out;
 }
 
 }  // namespace relsim

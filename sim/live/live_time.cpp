@@ -10,7 +10,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/exact/exact.hpp"
-#include "relsim/live/server/server.hpp"
+#include "relsim/server/server.hpp"
 #include "live/live_time_review.hpp"
 
 namespace relsim {

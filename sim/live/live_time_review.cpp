@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "relsim/live/client/client.hpp"
-#include "relsim/live/retry_wait.hpp"
+#include "relsim/client/client.hpp"
+#include "relsim/client/retry_wait.hpp"
 
 namespace relsim::live_time {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "relsim/core/time_model.hpp"
 #include "relsim/live/live_time.hpp"
-#include "relsim/live/outage.hpp"
-#include "relsim/live/server/server.hpp"
+#include "relsim/server/outage.hpp"
+#include "relsim/server/server.hpp"
 
 namespace relsim::live_time {
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "relsim/live/client/client.hpp"
+#include "relsim/client/client.hpp"
 
 namespace relsim {
 

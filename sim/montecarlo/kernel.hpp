@@ -1,4 +1,5 @@
 #pragma once
+// No kernel.cpp: one source per instruction set, kernel_scalar.cpp and kernel_avx512.cpp.
 // Internal: the simple policy's chunk kernels, which simulate() runs when
 // every bad request is an attempt (simple policy, no http_400). They make the
 // draws of docs/methods.md, as walk_policy_task does, arranged for speed:

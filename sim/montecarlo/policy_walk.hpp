@@ -1,4 +1,5 @@
 #pragma once
+// Header only: a template over the source of draws.
 // Internal: one task of any policy over the simulator's draws (the scheme of
 // docs/methods.md). Each call takes one uniform for its run of bad requests,
 // each bad request one kind word; the policy's rules (`TaskRunner`) decide

@@ -15,9 +15,9 @@
 
 #include "relsim/core/error.hpp"
 #include "montecarlo/fail_task_hook.hpp"
-#include "montecarlo/for_each_unit.hpp"
+#include "relsim/parallel/for_each_unit.hpp"
 #include "montecarlo/kernel.hpp"
-#include "montecarlo/progress.hpp"
+#include "relsim/parallel/progress.hpp"
 #include "montecarlo/result.hpp"
 #include "montecarlo/simulate_policy.hpp"
 

@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "relsim/core/error.hpp"
-#include "montecarlo/for_each_unit.hpp"
+#include "relsim/parallel/for_each_unit.hpp"
 #include "montecarlo/kernel.hpp"
 #include "montecarlo/policy_walk.hpp"
-#include "montecarlo/progress.hpp"
+#include "relsim/parallel/progress.hpp"
 #include "montecarlo/result.hpp"
 
 namespace relsim::detail {

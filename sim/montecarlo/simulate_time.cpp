@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "montecarlo/for_each_unit.hpp"
+#include "relsim/parallel/for_each_unit.hpp"
 #include "montecarlo/kernel.hpp"
-#include "montecarlo/progress.hpp"
+#include "relsim/parallel/progress.hpp"
 #include "montecarlo/result.hpp"
 #include "montecarlo/time_intervals.hpp"
 #include "montecarlo/time_sums.hpp"

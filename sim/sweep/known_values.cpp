@@ -11,6 +11,8 @@
 #include "relsim/core/error.hpp"
 #include "relsim/core/files.hpp"
 #include "relsim/core/parse.hpp"
+#include "relsim/exact/enumerate.hpp"
+#include "relsim/exact/exact.hpp"
 
 namespace relsim {
 
@@ -98,6 +100,26 @@ std::vector<KnownValue> parse_known_values(const std::string& text, const std::s
   if (column.empty()) throw InputError(fmt::format("{}: empty file, no header", file));
   if (rows.empty()) throw InputError(fmt::format("{}: header but no rows", file));
   return rows;
+}
+
+KnownValuesCheck check_known_values(const std::string& file, const std::string& method,
+                                    const std::function<void(const KnownValueCheck&)>& checked) {
+  if (method != "matrix" && method != "enumerate")
+    throw InputError(fmt::format("method = '{}' is not a method for check: use matrix or enumerate", method));
+  KnownValuesCheck check{file, method, {}, 0};
+  for (const KnownValue& kv : read_known_values(file)) {
+    ExactOptions opt;
+    opt.distribution = false;
+    KnownValueCheck row{kv, 0.0, 0.0, false};
+    row.computed = method == "matrix" ? exact_matrix(kv.model, kv.policy, opt).success
+                                      : exact_enumerate(kv.model, kv.policy).success;
+    row.abs_diff = std::abs(row.computed - kv.expected);
+    row.ok = row.abs_diff <= kv.tolerance;
+    check.misses += row.ok ? 0 : 1;
+    check.rows.push_back(std::move(row));
+    if (checked) checked(check.rows.back());
+  }
+  return check;
 }
 
 }  // namespace relsim

@@ -38,7 +38,7 @@ constexpr std::array<Route, 7> kRoutes = {{
 
 bool host_allowed(const Request& request, int port) {
   const auto host = request[http::field::host];
-  const std::string value = wire::lower_case(std::string(host.data(), host.size()));
+  const std::string value = http_text::lower_case(std::string(host.data(), host.size()));
   return value == fmt::format("127.0.0.1:{}", port) || value == fmt::format("localhost:{}", port);
 }
 

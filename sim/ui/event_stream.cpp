@@ -29,7 +29,7 @@ std::pair<std::string_view, std::string> final_event(const CommandResult& r) {
     while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.remove_suffix(1);
     return {"result", std::string(out)};
   }
-  return {"error", wire::json_text(Json{{"error", r.err}, {"code", r.code}})};
+  return {"error", http_text::json_text(Json{{"error", r.err}, {"code", r.code}})};
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ void append_guard_headers(Headers& headers, std::string_view content_type) {
 }  // namespace
 
 Reply json_error(int status, std::string_view message, Headers headers) {
-  return Reply{status, std::string(kJson), wire::json_text(Json{{"error", message}}), std::move(headers)};
+  return Reply{status, std::string(kJson), http_text::json_text(Json{{"error", message}}), std::move(headers)};
 }
 
 std::string serialize(const Reply& reply, bool keep_alive) {
@@ -34,13 +34,13 @@ std::string serialize(const Reply& reply, bool keep_alive) {
                      {"connection", keep_alive ? "keep-alive" : "close"}};
   append_guard_headers(headers, reply.content_type);
   headers.insert(headers.end(), reply.headers.begin(), reply.headers.end());
-  return wire::head(reply.status, headers) + reply.body;
+  return http_text::head(reply.status, headers) + reply.body;
 }
 
 std::string event_stream_head() {
   Headers headers = {{"content-type", "text/event-stream"}, {"transfer-encoding", "chunked"}, {"connection", "close"}};
   append_guard_headers(headers, "text/event-stream");
-  return wire::head(200, headers);
+  return http_text::head(200, headers);
 }
 
 std::string event_chunk(std::string_view name, std::string_view data) {
@@ -53,7 +53,7 @@ std::string event_chunk(std::string_view name, std::string_view data) {
     start = nl + 1;
   }
   event += '\n';
-  return wire::chunk(event);
+  return http_text::chunk(event);
 }
 
 }  // namespace relsim::ui

@@ -2,16 +2,16 @@
 // Internal to the workbench's server: the bytes of its replies, in one place,
 // so every answer carries the same guard headers (no-store, nosniff, and the
 // CSP on HTML) whichever route made it. The HTTP framing (status line,
-// chunks, JSON text) is the mock server's (live/server/server_wire.hpp).
+// chunks, JSON text) is shared with the mock server (core/http_text.hpp).
 #include <string>
 #include <string_view>
 
-#include "live/server/server_wire.hpp"
+#include "relsim/core/http_text.hpp"
 
 namespace relsim::ui {
 
-using wire::Headers;
-using wire::kLastChunk;
+using http_text::Headers;
+using http_text::kLastChunk;
 
 inline constexpr std::string_view kJson = "application/json";
 inline constexpr std::string_view kCsv = "text/csv; charset=utf-8";

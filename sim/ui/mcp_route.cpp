@@ -4,7 +4,7 @@
 // off half-way.
 #include <fmt/format.h>
 
-#include "relsim/live/tools/mcp_service.hpp"
+#include "relsim/tools/mcp_service.hpp"
 #include "ui/api_routes.hpp"
 
 namespace relsim::ui {
@@ -41,7 +41,7 @@ net::awaitable<bool> serve_mcp(UiConnection& conn, Request& request) {
     co_return co_await conn.send(std::move(refusal), keep);
   }
   const auto type = request[http::field::content_type];
-  if (!wire::lower_case(std::string(type.data(), type.size())).starts_with("application/json"))
+  if (!http_text::lower_case(std::string(type.data(), type.size())).starts_with("application/json"))
     co_return co_await conn.send(jsonrpc_reply(415, "the body must be JSON: send content-type: application/json"), keep);
 
   tools::McpService& service = *conn.context().config.tools;

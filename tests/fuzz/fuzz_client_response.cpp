@@ -27,9 +27,9 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
-#include "relsim/live/client/client.hpp"
-#include "relsim/live/client/sse.hpp"
-#include "relsim/live/timing.hpp"
+#include "relsim/client/client.hpp"
+#include "relsim/client/sse.hpp"
+#include "relsim/client/timing.hpp"
 
 namespace http = boost::beast::http;
 

@@ -1,5 +1,5 @@
 // libFuzzer target: the MCP tools server's message handling
-// (relsim/live/tools/mcp_service.hpp): one input is one POST /mcp body, fed
+// (relsim/tools/mcp_service.hpp): one input is one POST /mcp body, fed
 // to McpService::handle with faults drawn for every call (p = 0.5, all six
 // kinds) and a real sandbox.
 //
@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "relsim/live/tools/mcp_service.hpp"
+#include "relsim/tools/mcp_service.hpp"
 
 namespace {
 

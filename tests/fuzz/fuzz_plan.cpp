@@ -8,7 +8,7 @@
 #include <string>
 
 #include "relsim/core/error.hpp"
-#include "relsim/live/plan.hpp"
+#include "relsim/formats/plan.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "relsim/core/error.hpp"
-#include "relsim/live/audit.hpp"
-#include "relsim/live/plan.hpp"
-#include "relsim/live/request_log.hpp"
+#include "relsim/audit/audit.hpp"
+#include "relsim/formats/plan.hpp"
+#include "relsim/formats/request_log.hpp"
 
 namespace {
 

@@ -31,7 +31,7 @@
 #include <string_view>
 #include <thread>
 
-#include "relsim/live/server/server.hpp"
+#include "relsim/server/server.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "relsim/core/error.hpp"
-#include "relsim/live/server/server.hpp"
+#include "relsim/server/server.hpp"
 
 namespace {
 

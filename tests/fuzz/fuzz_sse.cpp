@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "relsim/live/client/client.hpp"
-#include "relsim/live/client/sse.hpp"
+#include "relsim/client/client.hpp"
+#include "relsim/client/sse.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;

@@ -1,89 +1,42 @@
-// The server's side of auditing a client (docs/wire.md): GET /control/tasks,
-// POST /control/tasks/{task}/outcome, the exhausted reply, and the request
-// log (JSON Lines) in its file and at GET /control/log, down to a SIGTERM of
-// `relsim serve --log` with replies still held. As in server_test.cpp,
-// nothing sleeps or asserts on timing: tests wait on conditions
-// (wait_held, wait_finished, a log that shows a request), each with a 10 s
-// safety limit that only turns a server bug into a failure instead of a hang.
+// The server's request log (JSON Lines) for auditing a client (docs/wire.md):
+// the exhausted reply and its line, every field of a line, the file equal to
+// GET /control/log, shaped entries, a memory cap, an unwritable file, stop
+// with replies still held, down to a SIGTERM of `relsim serve --log`. As in
+// server_test.cpp and its siblings, nothing sleeps or asserts on timing: tests
+// wait on conditions (wait_held, wait_finished, a log that shows a request),
+// each with a 10 s safety limit that only turns a server bug into a failure
+// instead of a hang. The control endpoints are in control_test.cpp.
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "live/control_support.hpp"
 #include "relsim/core/error.hpp"
-#include "relsim/live/plan.hpp"
-#include "relsim/live/server/server.hpp"
-#include "support/journal.hpp"
-#include "support/raw_client.hpp"
+#include "relsim/server/server.hpp"
 #include "support/run.hpp"
 
-namespace {
+namespace control_log_test {
+
+using namespace relsim::test::control;
 
 namespace fs = std::filesystem;
-using relsim::Json;
-using relsim::Server;
-using relsim::ServerConfig;
-using relsim::script_of;
-using namespace std::chrono_literals;
 
-constexpr auto kLogLimit = 10s;
-
-using Client = relsim::test::RawClient;
-
-struct LogReply {
-  int status = 0;
-  std::string head, body;
-  bool has(std::string_view header_line) const { return head.find(header_line) != std::string::npos; }
-  Json json() const { return Json::parse(body, nullptr, false); }
-};
-
-const std::string kLogBody = R"({"model":"m","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]})";
-
-std::string log_request(std::string_view method, std::string_view target, std::string_view body = "",
-                        std::string_view extra = "") {
-  return fmt::format("{} {} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {}\r\n{}\r\n{}", method, target,
-                     body.size(), extra, body);
-}
-std::string log_message(std::int64_t task, std::string_view extra = "", std::string_view body = kLogBody) {
-  return log_request("POST", fmt::format("/t/{}/v1/messages", task), body, extra);
-}
-
-// One request on its own connection (connection: close), read to the end.
-LogReply call(int port, std::string_view method, std::string_view target, std::string_view body = "",
-              std::string extra = "") {
-  Client c(port);
-  c.send(log_request(method, target, body, extra + "connection: close\r\n"));
-  while (c.fill()) {
-  }
-  LogReply r;
-  const auto end = c.buf.find("\r\n\r\n");
-  if (c.buf.rfind("HTTP/1.1 ", 0) != 0 || end == std::string::npos) return r;
-  r.status = std::stoi(c.buf.substr(9, 3));
-  r.head = c.buf.substr(0, end + 2);
-  r.body = c.buf.substr(end + 4);
-  return r;
-}
-LogReply post_outcome(int port, std::int64_t task, std::string_view body) {
-  return call(port, "POST", fmt::format("/control/tasks/{}/outcome", task), body);
-}
-
-using relsim::test::json_lines;
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -114,158 +67,6 @@ class Dir {
  private:
   fs::path path_;
 };
-
-ServerConfig log_config(const std::string& log_path = "") {
-  ServerConfig c;
-  c.threads = 2;
-  c.log_path = log_path;
-  return c;
-}
-
-relsim::Plan plan_of(std::int64_t tasks) {
-  relsim::Plan plan;
-  plan.header = Json{{"relsim_plan", 1}, {"tasks", tasks}, {"source", "scripted"}, {"n", 2}, {"r", 1}};
-  for (std::int64_t t = 0; t < tasks; ++t) plan.tasks.push_back({t, {std::nullopt, relsim::FaultKind::cut}});
-  return plan;
-}
-
-// --- GET /control/tasks ------------------------------------------------------------
-
-TEST(ControlTasks, ListsThePlansTasksInOrderWithBaseUrlsCallsAndHeader) {
-  const relsim::Plan plan = plan_of(3);
-  Server server(log_config(), plan);
-  server.set_script(10, script_of({"ok"}));  // a task set by hand is listed too
-  const LogReply r = call(server.port(), "GET", "/control/tasks");
-  ASSERT_EQ(r.status, 200) << r.body;
-  const Json j = r.json();
-  ASSERT_EQ(j["tasks"].size(), 4u) << r.body;
-  const std::vector<std::int64_t> want = {0, 1, 2, 10};
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    EXPECT_EQ(j["tasks"][i]["task"], want[i]);
-    EXPECT_EQ(j["tasks"][i]["base_url"], fmt::format("http://127.0.0.1:{}/t/{}", server.port(), want[i]));
-  }
-  EXPECT_EQ(j["calls"], 2);
-  EXPECT_EQ(j["plan"], plan.header);
-}
-
-TEST(ControlTasks, WithoutAPlanCallsAndPlanAreNull) {
-  Server server(log_config());
-  const Json empty = call(server.port(), "GET", "/control/tasks").json();
-  EXPECT_EQ(empty, (Json{{"tasks", Json::array()}, {"calls", nullptr}, {"plan", nullptr}}));
-  server.set_script(4, script_of({"ok"}));
-  const Json j = call(server.port(), "GET", "/control/tasks").json();
-  ASSERT_EQ(j["tasks"].size(), 1u);
-  EXPECT_EQ(j["tasks"][0]["task"], 4);
-  EXPECT_TRUE(j["calls"].is_null());
-}
-
-TEST(ControlTasks, APlanHeaderWithoutNHasNullCalls) {
-  relsim::Plan plan = plan_of(1);
-  plan.header.erase("n");
-  Server server(log_config());
-  server.load_plan(plan);
-  const Json j = call(server.port(), "GET", "/control/tasks").json();
-  EXPECT_TRUE(j["calls"].is_null());
-  EXPECT_EQ(j["plan"], plan.header);
-}
-
-TEST(ControlTasks, OtherMethodsAre405AndUnknownPathsStill404) {
-  Server server(log_config());
-  const LogReply r = call(server.port(), "POST", "/control/tasks");
-  EXPECT_EQ(r.status, 405);
-  EXPECT_TRUE(r.has("allow: GET")) << r.head;
-  EXPECT_EQ(call(server.port(), "DELETE", "/control/log").status, 405);
-  const LogReply unknown = call(server.port(), "GET", "/control/tasks/1/nothing");
-  EXPECT_EQ(unknown.status, 404);
-  EXPECT_NE(unknown.body.find("/control/tasks/{task}/script|log|release|outcome"), std::string::npos) << unknown.body;
-}
-
-// --- POST /control/tasks/{task}/outcome ------------------------------------------------
-
-TEST(ControlOutcome, EveryWordIsTakenAndEveryReportLogged) {
-  Server server(log_config());
-  server.set_script(3, script_of({"ok"}));
-  for (const auto word : relsim::kOutcomeWords) {
-    const auto r = post_outcome(server.port(), 3, fmt::format(R"({{"outcome": "{}", "detail": "saw {}"}})", word, word));
-    ASSERT_EQ(r.status, 200) << r.body;
-    EXPECT_EQ(r.json(), (Json{{"task", 3}, {"outcome", std::string(word)}}));
-  }
-  EXPECT_EQ(post_outcome(server.port(), 3, R"({"outcome": "crash"})").status, 200);  // detail is optional
-  const auto lines = json_lines(call(server.port(), "GET", "/control/log").body);
-  ASSERT_EQ(lines.size(), 1 + relsim::kOutcomeWords.size() + 1);
-  for (std::size_t i = 0; i < relsim::kOutcomeWords.size(); ++i) {
-    const Json& l = lines[1 + i];
-    EXPECT_EQ(l["task"], 3);
-    EXPECT_EQ(l["outcome"], std::string(relsim::kOutcomeWords[i]));
-    EXPECT_EQ(l["detail"], fmt::format("saw {}", relsim::kOutcomeWords[i]));
-    EXPECT_TRUE(l["received_ms"].is_number());
-  }
-  EXPECT_EQ(lines.back()["detail"], "");
-}
-
-TEST(ControlOutcome, BadBodiesAre400NamingTheProblem) {
-  Server server(log_config());
-  server.set_script(3, script_of({"ok"}));
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"not json", "must be a JSON object"},
-      {"[1, 2]", "must be a JSON object"},
-      {R"("done")", "must be a JSON object"},
-      {"{}", "no \"outcome\" string"},
-      {R"({"outcome": 3})", "no \"outcome\" string"},
-      {R"({"outcome": null})", "no \"outcome\" string"},
-      {R"({"outcome": "nope"})",
-       "outcome 'nope' is not an outcome: use one of done, env_error, harness_error, crash, hang, partial_done"},
-      {R"({"outcome": "DONE"})", "outcome 'DONE' is not an outcome"},
-      {R"({"outcome": "done", "detail": 5})", "detail = 5 is not a string"},
-      {R"({"outcome": "done", "detail": {"a": 1}})", "is not a string"},
-      {R"({"outcome": "done", "extra": 1})", "field 'extra' is unknown: use outcome, detail"},
-      {"{\"outcome\": \"done\", \"detail\": \"\xff\xfe\"}", "must be a JSON object"},  // not UTF-8: not JSON
-      {std::string(5000, '['), "must be a JSON object"},
-  };
-  for (const auto& [body, want] : cases) {
-    const LogReply r = post_outcome(server.port(), 3, body);
-    EXPECT_EQ(r.status, 400) << body;
-    const Json j = r.json();
-    ASSERT_TRUE(j.is_object()) << r.body;
-    EXPECT_EQ(j["error"]["type"], "invalid_request_error");
-    EXPECT_NE(j["error"]["message"].get<std::string>().find(want), std::string::npos)
-        << body.substr(0, 80) << " -> " << r.body;
-  }
-  // Nothing was logged but the header.
-  EXPECT_EQ(json_lines(call(server.port(), "GET", "/control/log").body).size(), 1u);
-}
-
-TEST(ControlOutcome, ATaskWithoutAScriptIs404AndGetIs405) {
-  Server server(log_config());
-  server.set_script(3, script_of({"ok"}));
-  const LogReply r = post_outcome(server.port(), 4, R"({"outcome": "done"})");
-  EXPECT_EQ(r.status, 404);
-  EXPECT_EQ(r.json()["error"]["type"], "not_found_error");
-  EXPECT_NE(r.body.find("task 4 has no script"), std::string::npos) << r.body;
-  const LogReply get = call(server.port(), "GET", "/control/tasks/3/outcome");
-  EXPECT_EQ(get.status, 405);
-  EXPECT_TRUE(get.has("allow: POST"));
-  EXPECT_EQ(json_lines(call(server.port(), "GET", "/control/log").body).size(), 1u);
-}
-
-TEST(ControlOutcome, AHugeDetailIsCutTo1000BytesOnACharacterBoundary) {
-  Server server(log_config());
-  server.set_script(0, script_of({"ok"}));
-  // 999 ASCII bytes then two-byte characters: byte 1000 would split one.
-  const std::string detail = std::string(999, 'a') + [] {
-    std::string s;
-    for (int i = 0; i < 100'000; ++i) s += "\xc3\xa9";
-    return s;
-  }();
-  const LogReply r = post_outcome(server.port(), 0, Json{{"outcome", "hang"}, {"detail", detail}}.dump());
-  ASSERT_EQ(r.status, 200) << r.body.substr(0, 200);
-  const auto lines = json_lines(call(server.port(), "GET", "/control/log").body);
-  ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[1]["detail"], std::string(999, 'a'));
-  const std::string ascii(100'000, 'x');
-  ASSERT_EQ(post_outcome(server.port(), 0, Json{{"outcome", "done"}, {"detail", ascii}}.dump()).status, 200);
-  EXPECT_EQ(json_lines(call(server.port(), "GET", "/control/log").body).back()["detail"], std::string(1000, 'x'));
-}
 
 // --- the exhausted reply -------------------------------------------------------------
 
@@ -516,4 +317,4 @@ TEST(ServeLog, SigtermWritesTheHeldStallAsStoppedAndEveryRequestOnce) {
   held.read_until("never");  // the stop closed the held connection
 }
 
-}  // namespace
+}  // namespace control_log_test

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include "relsim/live/server/server.hpp"
+#include "relsim/server/server.hpp"
 
 namespace relsim {
 namespace {

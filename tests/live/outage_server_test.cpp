@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "relsim/live/server/server.hpp"
+#include "relsim/server/server.hpp"
 #include "support/raw_client.hpp"
 
 namespace {

@@ -17,8 +17,8 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "relsim/live/client/client.hpp"
-#include "relsim/live/server/server.hpp"
+#include "relsim/client/client.hpp"
+#include "relsim/server/server.hpp"
 #include "support/input_error_cli.hpp"
 #include "support/journal.hpp"
 #include "support/raw_client.hpp"

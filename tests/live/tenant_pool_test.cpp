@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "relsim/core/error.hpp"
-#include "relsim/live/client/client.hpp"
-#include "relsim/live/server/server.hpp"
+#include "relsim/client/client.hpp"
+#include "relsim/server/server.hpp"
 #include "support/input_error.hpp"
 
 namespace relsim {

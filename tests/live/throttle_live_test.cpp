@@ -10,7 +10,7 @@
 
 #include "relsim/fleet/scenario.hpp"
 #include "relsim/live/live.hpp"
-#include "relsim/live/plan.hpp"
+#include "relsim/montecarlo/plan_gen.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 #include "support/input_error_cli.hpp"
 #include "support/run.hpp"

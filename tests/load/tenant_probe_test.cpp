@@ -21,9 +21,9 @@
 #include <fmt/format.h>
 
 #include "relsim/core/faults.hpp"
-#include "relsim/live/client/client.hpp"
+#include "relsim/client/client.hpp"
 #include "relsim/live/oracle.hpp"
-#include "relsim/live/plan.hpp"
+#include "relsim/montecarlo/plan_gen.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 #include "support/fd_limit.hpp"
 #include "support/files.hpp"

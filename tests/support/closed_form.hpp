@@ -28,15 +28,13 @@ struct Case {
   bool continuous = false;
 
   relsim::Model model() const {
-    relsim::Model m;
-    m.p = p;
-    m.q = q;
-    m.b = b;
-    m.g = g;
-    m.chain = continuous ? relsim::ChainScope::continuous : relsim::ChainScope::fresh;
-    return m;
+    return {.p = p,
+            .q = q,
+            .b = b,
+            .g = g,
+            .chain = continuous ? relsim::ChainScope::continuous : relsim::ChainScope::fresh};
   }
-  relsim::Policy policy() const { return relsim::Policy{n, r}; }
+  relsim::Policy policy() const { return {.n = n, .r = r, .kind = relsim::PolicyKind::simple}; }
   std::int64_t length() const { return n * (r + 1); }
   std::string str() const {
     return fmt::format("p={:.17g} q={:.17g} r={} n={} b={} g={} chain={}", p, q, r, n, b, g,

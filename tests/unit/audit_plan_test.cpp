@@ -5,20 +5,14 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/live/oracle.hpp"
-#include "relsim/live/plan.hpp"
+#include "relsim/montecarlo/plan_gen.hpp"
 #include "relsim/montecarlo/simulate.hpp"
+#include "support/models.hpp"
 
 namespace relsim {
 namespace {
 
 const char* kAuditMixed = "cut=1,stall=1,slow_headers=2,http_529=1,overloaded=1,reset=0.5";
-
-Model reference_model() {
-  Model model;
-  model.p = 0.3;
-  model.q = 0.8;
-  return model;
-}
 
 SimConfig audit_config(std::int64_t tasks, std::uint64_t seed) {
   SimConfig config;
@@ -29,7 +23,7 @@ SimConfig audit_config(std::int64_t tasks, std::uint64_t seed) {
 }
 
 TEST(AuditPlan, EveryPolicyOverOneAuditPlanCountsWhatSimulateCountsForIt) {
-  const Model model = reference_model();
+  const Model model{.p = 0.3, .q = 0.8};
   const SimConfig config = audit_config(4000, 77);
   const Policy meant{.n = 3, .r = 2, .s = 2, .B = 0, .kind = PolicyKind::simple};
   const Plan plan = parse_plan(write_plan(generate_audit_plan(model, meant, config, 12)), "memory");
@@ -49,7 +43,7 @@ TEST(AuditPlan, EveryPolicyOverOneAuditPlanCountsWhatSimulateCountsForIt) {
 TEST(AuditPlan, ListsEveryCallUntilACallOfMaxRequestsBadOnes) {
   const int K = 5;
   const Policy meant{.n = 4, .r = 1, .s = 1, .B = 0, .kind = PolicyKind::layered};
-  Model model = reference_model();
+  Model model{.p = 0.3, .q = 0.8};
   model.q = 0.95;  // long bursts, so that some calls reach K bad requests
   const Plan plan = generate_audit_plan(model, meant, audit_config(2000, 5), K);
   EXPECT_EQ(plan.header["max_requests"], K);
@@ -74,7 +68,7 @@ TEST(AuditPlan, ListsEveryCallUntilACallOfMaxRequestsBadOnes) {
 }
 
 TEST(AuditPlan, RefusesWhatAnAuditCannotUse) {
-  const Model model = reference_model();
+  const Model model{.p = 0.3, .q = 0.8};
   const Policy naive{.n = 2, .r = 2, .s = 2, .B = 0, .kind = PolicyKind::naive};
   EXPECT_THROW(generate_audit_plan(model, naive, audit_config(10, 1), 8), InputError);  // naive needs 9
   EXPECT_THROW(generate_audit_plan(model, naive, audit_config(10, 1), 0), InputError);

@@ -16,7 +16,9 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "relsim/live/audit.hpp"
+#include "relsim/audit/audit.hpp"
+#include "relsim/montecarlo/plan_gen.hpp"
+#include "support/models.hpp"
 
 namespace relsim {
 namespace {
@@ -74,10 +76,6 @@ struct LogBuilder {
   RequestLog log() const { return parse_request_log(text, "log.jsonl"); }
 };
 
-Policy policy(PolicyKind kind, int s, int r, int B = 0, std::int64_t n = 1) {
-  return Policy{.n = n, .r = r, .s = s, .B = B, .kind = kind};
-}
-
 struct Audited {
   Observations obs;
   AuditResult result;
@@ -107,12 +105,12 @@ LogBuilder naive_on_slow_headers() {
 TEST(Audit, SlowHeadersAlwaysNaiveSendsNineAndCrashes) {
   const Plan plan = plan_of(kSlowHeadersAlways, 1);
   const LogBuilder log = naive_on_slow_headers();
-  const Audited naive = audit(plan, log, policy(PolicyKind::naive, 2, 2));
+  const Audited naive = audit(plan, log, Policy{.n = 1, .r = 2, .kind = PolicyKind::naive});
   EXPECT_EQ(naive.result.mismatches, 0);
   EXPECT_EQ(naive.result.tasks[0].expected, 9);
   EXPECT_EQ(naive.result.crashes, 1);
   // Layered gives up after s + 1 = 3 requests with env_error: 9 is 3 times that.
-  const Audited layered = audit(plan, log, policy(PolicyKind::layered, 2, 2));
+  const Audited layered = audit(plan, log, Policy{.n = 1, .r = 2, .kind = PolicyKind::layered});
   ASSERT_EQ(layered.result.mismatches, 1);
   const TaskAudit& t = layered.result.tasks[0];
   EXPECT_EQ(t.expected, 3);
@@ -132,8 +130,8 @@ TEST(Audit, SlowHeadersAlwaysLayeredSendsThreeAndReportsEnvError) {
   const Plan plan = plan_of(kSlowHeadersAlways, 1);
   LogBuilder log;
   log.reqs(0, {"slow_headers", "slow_headers", "slow_headers"}, {0, 1, 2}).outcome(0, "env_error");
-  EXPECT_EQ(audit(plan, log, policy(PolicyKind::layered, 2, 2)).result.mismatches, 0);
-  const Audited naive = audit(plan, log, policy(PolicyKind::naive, 2, 2));
+  EXPECT_EQ(audit(plan, log, Policy{.n = 1, .r = 2, .kind = PolicyKind::layered}).result.mismatches, 0);
+  const Audited naive = audit(plan, log, Policy{.n = 1, .r = 2, .kind = PolicyKind::naive});
   EXPECT_EQ(naive.result.tasks[0].expected, 9);
   EXPECT_EQ(naive.result.tasks[0].expected_outcome.name(), "crash:slow_headers");
   EXPECT_EQ(naive.result.by_check[static_cast<int>(Check::requests)], 1);
@@ -144,8 +142,8 @@ TEST(Audit, InStreamOverloadedNaiveCrashesAtOnceLayeredRetries) {
   const Plan plan = plan_of({{"overloaded", "ok"}}, 1);
   LogBuilder log;
   log.req(0, "overloaded", 0).outcome(0, "crash");
-  EXPECT_EQ(audit(plan, log, policy(PolicyKind::naive, 2, 2)).result.mismatches, 0);
-  const Audited layered = audit(plan, log, policy(PolicyKind::layered, 2, 2));
+  EXPECT_EQ(audit(plan, log, Policy{.n = 1, .r = 2, .kind = PolicyKind::naive}).result.mismatches, 0);
+  const Audited layered = audit(plan, log, Policy{.n = 1, .r = 2, .kind = PolicyKind::layered});
   const TaskAudit& t = layered.result.tasks[0];
   EXPECT_EQ(t.expected, 2);
   EXPECT_EQ(t.expected_outcome.name(), "done");
@@ -157,12 +155,12 @@ TEST(Audit, AStallStillOpenAtShutdownWithNoOutcomeIsAHang) {
   const Plan plan = plan_of({{"stall", "ok"}}, 1);
   LogBuilder log;
   log.req(0, "stall", 0, 0.6, "stopped");
-  const Audited naive = audit(plan, log, policy(PolicyKind::naive, 2, 2));
+  const Audited naive = audit(plan, log, Policy{.n = 1, .r = 2, .kind = PolicyKind::naive});
   EXPECT_EQ(naive.result.mismatches, 0);  // naive has no idle timeout: hang
   EXPECT_EQ(naive.result.hangs, 1);
   EXPECT_EQ(naive.obs.tasks[0].outcome, Outcome::hang);
   EXPECT_FALSE(naive.obs.tasks[0].reported.has_value());
-  const Audited layered = audit(plan, log, policy(PolicyKind::layered, 2, 2));
+  const Audited layered = audit(plan, log, Policy{.n = 1, .r = 2, .kind = PolicyKind::layered});
   EXPECT_TRUE(layered.result.tasks[0].failed(Check::outcome));
   EXPECT_EQ(layered.result.tasks[0].blame, "stall");
 }
@@ -171,7 +169,7 @@ TEST(Audit, AStallNeverRetriedWhoseClientWasKilledIsAHang) {
   const Plan plan = plan_of({{"stall", "ok"}, {"ok", "ok"}}, 1);
   LogBuilder log;
   log.req(0, "stall", 0, 0.6, "client_gone").req(1, "ok", 0, 0.6, "client_gone");
-  const Audited naive = audit(plan, log, policy(PolicyKind::naive, 2, 2));
+  const Audited naive = audit(plan, log, Policy{.n = 1, .r = 2, .kind = PolicyKind::naive});
   EXPECT_EQ(naive.obs.tasks[0].outcome, Outcome::hang);
   EXPECT_FALSE(naive.obs.tasks[1].outcome.has_value());  // a good stream the client left: not a hang
   EXPECT_EQ(naive.result.hangs, 1);
@@ -182,16 +180,16 @@ TEST(Audit, RetryCountsMustCountHttpRetriesWithinEachSdkCall) {
   const Plan plan = plan_of({{"http_529", "http_529", "ok"}}, 1);
   LogBuilder good;
   good.reqs(0, {"http_529", "http_529", "ok"}, {0, 1, 2}).outcome(0, "done");
-  EXPECT_EQ(audit(plan, good, policy(PolicyKind::layered, 2, 2)).result.mismatches, 0);
+  EXPECT_EQ(audit(plan, good, Policy{.n = 1, .r = 2, .kind = PolicyKind::layered}).result.mismatches, 0);
   LogBuilder flat;  // a loop of its own around an SDK with no retries: every request is a first try
   flat.reqs(0, {"http_529", "http_529", "ok"}, {0, 0, 0}).outcome(0, "done");
-  const Audited a = audit(plan, flat, policy(PolicyKind::layered, 2, 2));
+  const Audited a = audit(plan, flat, Policy{.n = 1, .r = 2, .kind = PolicyKind::layered});
   EXPECT_TRUE(a.result.tasks[0].failed(Check::retry_count));
   EXPECT_FALSE(a.result.tasks[0].failed(Check::requests));
   EXPECT_EQ(a.result.tasks[0].blame, "http_529");
   // Simple retries every fault as a new attempt: retry counts 0, 0, 0 are its own.
-  EXPECT_EQ(audit(plan, flat, policy(PolicyKind::simple, 0, 2)).result.mismatches, 0);
-  EXPECT_NE(audit(plan, good, policy(PolicyKind::simple, 0, 2)).result.mismatches, 0);
+  EXPECT_EQ(audit(plan, flat, Policy{.n = 1, .r = 2, .s = 0, .kind = PolicyKind::simple}).result.mismatches, 0);
+  EXPECT_NE(audit(plan, good, Policy{.n = 1, .r = 2, .s = 0, .kind = PolicyKind::simple}).result.mismatches, 0);
 }
 
 TEST(Audit, WaitsBeforeRetriesFollowTheBackoff) {
@@ -200,7 +198,7 @@ TEST(Audit, WaitsBeforeRetriesFollowTheBackoff) {
   auto with_waits = [&](double w1, double w2) {
     LogBuilder b;
     b.req(0, "http_529", 0).req(0, "http_529", 1, w1).req(0, "ok", 2, w2).outcome(0, "done");
-    return audit(plan, b, policy(PolicyKind::layered, 2, 2), true).result;
+    return audit(plan, b, Policy{.n = 1, .r = 2, .kind = PolicyKind::layered}, true).result;
   };
   EXPECT_EQ(with_waits(0.4, 0.9).mismatches, 0);
   const AuditResult zero = with_waits(0.0, 0.9);
@@ -213,7 +211,7 @@ TEST(Audit, WaitsBeforeRetriesFollowTheBackoff) {
   const Plan cut = plan_of({{"cut", "ok", "ok"}}, 2);
   LogBuilder b;
   b.req(0, "cut", 0).req(0, "ok", 0, 0.0).req(0, "ok", 0, 0.0).outcome(0, "done");
-  const AuditResult r = audit(cut, b, policy(PolicyKind::layered, 2, 2, 0, 2), true).result;
+  const AuditResult r = audit(cut, b, Policy{.n = 2, .r = 2, .kind = PolicyKind::layered}, true).result;
   EXPECT_EQ(r.by_check[static_cast<int>(Check::wait)], 1);
   EXPECT_NE(r.tasks[0].detail.find("request 1: waited 0.000 s"), std::string::npos) << r.tasks[0].detail;
   EXPECT_EQ(r.tasks[0].per_call, (std::vector<std::int64_t>{2, 1}));
@@ -224,7 +222,7 @@ TEST(Audit, DoneWithFewerGoodRequestsThanCallsIsPartialDone) {
   const Plan plan = plan_of({{"ok", "cut", "cut", "cut"}}, 2);
   LogBuilder log;
   log.reqs(0, {"ok", "cut"}, {0, 0}).outcome(0, "done");  // took the cut stream for an answer
-  const Audited a = audit(plan, log, policy(PolicyKind::layered, 2, 2, 0, 2));
+  const Audited a = audit(plan, log, Policy{.n = 2, .r = 2, .kind = PolicyKind::layered});
   EXPECT_EQ(a.obs.tasks[0].outcome, Outcome::partial_done);
   EXPECT_EQ(a.result.tasks[0].expected, 4);
   EXPECT_TRUE(a.result.tasks[0].failed(Check::outcome));
@@ -236,21 +234,21 @@ TEST(Audit, RunningPastTheScriptIsAFindingUnlessThePolicyNeedsMore) {
   const Plan plan = plan_of({{"slow_headers", "slow_headers", "slow_headers"}}, 1);
   LogBuilder log;
   log.reqs(0, {"slow_headers", "slow_headers", "slow_headers"}, {0, 1, 2}).exhausted(0).outcome(0, "crash");
-  const Audited layered = audit(plan, log, policy(PolicyKind::layered, 2, 2));
+  const Audited layered = audit(plan, log, Policy{.n = 1, .r = 2, .kind = PolicyKind::layered});
   EXPECT_TRUE(layered.result.tasks[0].failed(Check::exhausted));
   EXPECT_TRUE(layered.result.tasks[0].failed(Check::requests));
   // naive s = 2, r = 2 needs 9 requests: the plan runs out where the client ran out.
-  const Audited naive = audit(plan, log, policy(PolicyKind::naive, 2, 2));
+  const Audited naive = audit(plan, log, Policy{.n = 1, .r = 2, .kind = PolicyKind::naive});
   EXPECT_EQ(naive.result.mismatches, 0);
   EXPECT_TRUE(naive.result.tasks[0].ran_off);
-  EXPECT_TRUE(consistent_with(policy(PolicyKind::naive, 2, 2), plan.tasks[0], naive.obs.tasks[0]));
+  EXPECT_TRUE(consistent_with(Policy{.n = 1, .r = 2, .kind = PolicyKind::naive}, plan.tasks[0], naive.obs.tasks[0]));
 }
 
 TEST(Audit, TasksNeverRunAreCountedNotAudited) {
   const Plan plan = plan_of({{"ok"}, {"ok"}, {"ok"}}, 1);
   LogBuilder log;
   log.req(1, "ok", 0).outcome(1, "done").outcome(2, "env_error");
-  const Audited a = audit(plan, log, policy(PolicyKind::layered, 2, 2));
+  const Audited a = audit(plan, log, Policy{.n = 1, .r = 2, .kind = PolicyKind::layered});
   EXPECT_EQ(a.obs.not_run, 1);
   ASSERT_EQ(a.obs.tasks.size(), 2U);
   EXPECT_EQ(a.result.tasks[1].task, 2);
@@ -343,7 +341,7 @@ TEST(AuditInfer, TheClosestIsTheSameForAnyThreadCount) {
   config.tasks = 3000;
   config.seed = 4;
   config.kinds = parse_fault_weights("cut=1,stall=1,slow_headers=2,http_529=1,overloaded=1");
-  const Policy naive = policy(PolicyKind::naive, 2, 2, 0, 2);
+  const Policy naive{.n = 2, .r = 2, .kind = PolicyKind::naive};
   const Plan plan = generate_audit_plan(model, naive, config, 9);
   const Observations obs = observe(plan, parse_request_log(follower_log(plan, naive, 50), "log"), nullptr, 2);
   std::vector<std::vector<std::string>> runs;

@@ -1,4 +1,4 @@
-// BugHunt's fault plan (live/bughunt_plan.hpp): seeded and repeatable; each
+// BugHunt's fault plan (bughunt/bughunt_plan.hpp): seeded and repeatable; each
 // run's loads as far as its tester reads them; and its rates, over the
 // largest plan allowed, against closed forms worked out here for a fresh
 // chain (a reload b + 1 steps after a failed load fails with
@@ -11,14 +11,12 @@
 #include <vector>
 
 #include "relsim/exact/triage.hpp"
-#include "relsim/live/bughunt_plan.hpp"
+#include "relsim/bughunt/bughunt_plan.hpp"
 #include "support/input_error.hpp"
 #include "support/models.hpp"
 
 namespace relsim {
 namespace {
-
-using test::model_of;
 
 struct Tally {
   std::int64_t runs = 0, all_failed = 0, loads = 0, bad_loads = 0, slow = 0, http_503 = 0;
@@ -50,7 +48,7 @@ void expect_rate(std::int64_t k, std::int64_t n, double expected, const std::str
 }
 
 TEST(BughuntPlan, TheSameSeedGivesTheSamePlanAnotherSeedAnother) {
-  const Model m = model_of(0.3, 0.7, 1);
+  const Model m{.p = 0.3, .q = 0.7, .b = 1};
   const PageFaultWeights w;
   const auto a = draw_bughunt_plan(m, Tester::careful, 2, AppVersion::healthy, w, 500, 11);
   const auto b = draw_bughunt_plan(m, Tester::careful, 2, AppVersion::healthy, w, 500, 11);
@@ -69,7 +67,7 @@ TEST(BughuntPlan, TheSameSeedGivesTheSamePlanAnotherSeedAnother) {
 }
 
 TEST(BughuntPlan, EachRunListsTheLoadsItsTesterReadsAndTheOraclesVerdict) {
-  const Model m = model_of(0.4, 0.8, 0);
+  const Model m{.p = 0.4, .q = 0.8};
   for (const Tester tester : {Tester::naive, Tester::careful}) {
     for (const AppVersion version : {AppVersion::healthy, AppVersion::buggy}) {
       const auto plan = draw_bughunt_plan(m, tester, 3, version, PageFaultWeights{}, 2000, 5);
@@ -97,8 +95,8 @@ TEST(BughuntPlan, AFreshChainsRatesAreTheClosedForms) {
   for (const std::int64_t b : {0, 3}) {
     const double again = p + (1.0 - p) * std::pow(lambda, static_cast<double>(b + 1));  // P(a reload fails)
     const int k = 2;
-    const auto plan = draw_bughunt_plan(model_of(p, q, b), Tester::careful, k, AppVersion::healthy, PageFaultWeights{},
-                                        kMaxBughuntRuns, 20261202);
+    const auto plan = draw_bughunt_plan(Model{.p = p, .q = q, .b = b}, Tester::careful, k, AppVersion::healthy,
+                                        PageFaultWeights{}, kMaxBughuntRuns, 20261202);
     const Tally t = tally(plan);
     expect_rate(t.all_failed, t.runs, p * std::pow(again, k), "ENV_ERROR, b = " + std::to_string(b));
     // The first load alone: bad with p.
@@ -110,7 +108,7 @@ TEST(BughuntPlan, AFreshChainsRatesAreTheClosedForms) {
 
 TEST(BughuntPlan, AContinuousChainsRatesAreTheExactEngines) {
   for (const Tester tester : {Tester::naive, Tester::careful}) {
-    const Model m = model_of(0.25, 0.9, 2, 1, ChainScope::continuous);
+    const Model m{.p = 0.25, .q = 0.9, .b = 2, .g = 1, .chain = ChainScope::continuous};
     const TriageRates exact = triage_exact(m, tester, 1);
     const Tally t =
         tally(draw_bughunt_plan(m, tester, 1, AppVersion::healthy, PageFaultWeights{}, kMaxBughuntRuns, 77));
@@ -122,7 +120,7 @@ TEST(BughuntPlan, AContinuousChainsRatesAreTheExactEngines) {
 TEST(BughuntPlan, FaultsArePickedByWeight) {
   const PageFaultWeights w = parse_page_fault_weights("reset=1,slow=3");
   const Tally t = tally(
-      draw_bughunt_plan(model_of(0.5, 0.5, 0), Tester::careful, 3, AppVersion::healthy, w, kMaxBughuntRuns, 3));
+      draw_bughunt_plan(Model{.p = 0.5, .q = 0.5}, Tester::careful, 3, AppVersion::healthy, w, kMaxBughuntRuns, 3));
   EXPECT_EQ(t.http_503, 0);
   expect_rate(t.slow, t.bad_loads, 0.75, "slow share");
   EXPECT_EQ(to_string(w), "reset=1,slow=3");
@@ -130,7 +128,7 @@ TEST(BughuntPlan, FaultsArePickedByWeight) {
 
 TEST(BughuntPlan, BadInputNamesTheValue) {
   using test::input_error;
-  const Model m = model_of(0.1, 0.1, 0);
+  const Model m{.p = 0.1, .q = 0.1};
   const PageFaultWeights w;
   EXPECT_NE(input_error([&] { draw_bughunt_plan(m, Tester::careful, 1, AppVersion::healthy, w, 0, 1); })
                 .find("runs = 0"),

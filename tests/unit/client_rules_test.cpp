@@ -10,7 +10,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
-#include "relsim/live/client/client.hpp"
+#include "relsim/client/client.hpp"
 
 namespace relsim {
 namespace {

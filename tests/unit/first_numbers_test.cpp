@@ -20,6 +20,7 @@
 #include "relsim/exact/exact.hpp"
 #include "relsim/exact/report.hpp"
 #include "relsim/exact/solve.hpp"
+#include "relsim/exact/solve_report.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 #include "support/closed_form.hpp"
 #include "support/input_error.hpp"

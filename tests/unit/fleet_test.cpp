@@ -15,18 +15,6 @@
 namespace relsim::fleet {
 namespace {
 
-Policy fleet_policy(PolicyKind kind, std::int64_t n, int r, int s = 2, int B = 0) {
-  Policy p;
-  p.kind = kind;
-  p.n = n;
-  p.r = r;
-  p.s = s;
-  p.B = B;
-  return p;
-}
-
-using test::model_of;
-
 // Agents that share nothing: no quota, capacity, pool or throttle.
 Scenario independent_agents(std::int64_t agents, std::int64_t tasks_per_agent) {
   Scenario s;
@@ -55,10 +43,12 @@ struct FleetPoint {
 TEST(Fleet, AgentsThatShareNothingAreTheSingleAgentModel) {
   FaultWeights mixed = parse_fault_weights("cut=1,stall=1,http_529=1,http_500=1,reset=1");
   const std::vector<FleetPoint> points = {
-      {model_of(0.1, 0.1), fleet_policy(PolicyKind::simple, 5, 2), FaultWeights::in_stream_uniform()},
-      {model_of(0.05, 0.6), fleet_policy(PolicyKind::simple, 10, 3), FaultWeights::in_stream_uniform()},
-      {model_of(0.1, 0.5), fleet_policy(PolicyKind::layered, 4, 2, 2), mixed},
-      {model_of(0.2, 0.7), fleet_policy(PolicyKind::budgeted, 3, 2, 2, 4), mixed},
+      {Model{.p = 0.1, .q = 0.1}, Policy{.n = 5, .r = 2, .kind = PolicyKind::simple},
+       FaultWeights::in_stream_uniform()},
+      {Model{.p = 0.05, .q = 0.6}, Policy{.n = 10, .r = 3, .kind = PolicyKind::simple},
+       FaultWeights::in_stream_uniform()},
+      {Model{.p = 0.1, .q = 0.5}, Policy{.n = 4, .r = 2, .kind = PolicyKind::layered}, mixed},
+      {Model{.p = 0.2, .q = 0.7}, Policy{.n = 3, .r = 2, .B = 4, .kind = PolicyKind::budgeted}, mixed},
   };
   for (const FleetPoint& pt : points) {
     ExactOptions options;
@@ -93,8 +83,8 @@ TEST(Fleet, SameCountsForAnyThreadCount) {
   s.header_timeout = 2;
   s.pool = 10;
   s.throttle = parse_throttle("grpc:10,0.1");
-  s.model = model_of(0.1, 0.5);
-  s.policy = fleet_policy(PolicyKind::layered, 3, 2, 2);
+  s.model = Model{.p = 0.1, .q = 0.5};
+  s.policy = Policy{.n = 3, .r = 2, .kind = PolicyKind::layered};
   const FleetResult one = run_scenario(s, 4, 1), two = run_scenario(s, 4, 2);
   EXPECT_GT(one.r429 + one.r529 + one.timeouts, 0);  // the limits were reached
   EXPECT_EQ(one.tasks, two.tasks);
@@ -119,8 +109,8 @@ TEST(Fleet, CountsAddUp) {
   s.queue = 30;
   s.header_timeout = 1.5;
   s.quota = 1500;
-  s.model = model_of(0.05, 0.3);
-  s.policy = fleet_policy(PolicyKind::layered, 2, 2, 2);
+  s.model = Model{.p = 0.05, .q = 0.3};
+  s.policy = Policy{.n = 2, .r = 2, .kind = PolicyKind::layered};
   const FleetResult r = run_scenario(s, 2, 2);
   std::int64_t ended = 0, exogenous_bad = 0;
   for (const std::int64_t c : r.outcomes) ended += c;
@@ -147,7 +137,7 @@ TEST(Fleet, AGivenUpRequestIsStillServed) {
   s.capacity = 1;
   s.queue = 10;
   s.header_timeout = 0.5;
-  s.policy = fleet_policy(PolicyKind::simple, 1, 0);
+  s.policy = Policy{.n = 1, .r = 0, .kind = PolicyKind::simple};
   const FleetResult r = run_scenario(s);
   EXPECT_EQ(r.tasks, 3);
   EXPECT_EQ(r.successes, 1);
@@ -166,7 +156,7 @@ TEST(Fleet, APoolOfOneServesInTurn) {
   s.agents = 10;
   s.start = parse_start("coordinated:0");
   s.pool = 1;
-  s.policy = fleet_policy(PolicyKind::simple, 1, 0);
+  s.policy = Policy{.n = 1, .r = 0, .kind = PolicyKind::simple};
   const FleetResult r = run_scenario(s);
   EXPECT_EQ(r.successes, 10);
   for (int k = 1; k <= 9; ++k) EXPECT_EQ(r.pool_wait[static_cast<std::size_t>(latency_bin(k))], 1) << k;
@@ -189,7 +179,7 @@ TEST(Fleet, LongStreamsBlockTheShortOnesInASmallPool) {
   s.long_seconds = 30;
   s.start = parse_start("coordinated:0");
   s.pool = 2;
-  s.policy = fleet_policy(PolicyKind::simple, 1, 0);
+  s.policy = Policy{.n = 1, .r = 0, .kind = PolicyKind::simple};
   FleetResult r = run_scenario(s);
   EXPECT_EQ(r.successes, 10);
   EXPECT_NEAR(r.short_pool_wait_quantile(0.99), 33.0, 0.2);
@@ -207,10 +197,10 @@ TEST(Fleet, LongStreamsBlockTheShortOnesInASmallPool) {
 TEST(Fleet, ThrottlesStopRetriesWhereTheirRulesSay) {
   Scenario s;
   s.agents = 1;
-  s.model = model_of(1.0, 1.0);
+  s.model = Model{.p = 1.0, .q = 1.0};
   s.kinds = parse_fault_weights("cut=1");
   s.backoff = parse_backoff("none");
-  s.policy = fleet_policy(PolicyKind::simple, 1, 500);
+  s.policy = Policy{.n = 1, .r = 500, .kind = PolicyKind::simple};
   s.throttle = parse_throttle("grpc:10,0.1");
   FleetResult r = run_scenario(s);
   EXPECT_EQ(r.requests, 5);
@@ -241,7 +231,7 @@ TEST(Fleet, AnOutageServesNothingUntilItEnds) {
   s.start = parse_start("coordinated:0");
   s.trigger = parse_trigger("outage:0,10");
   s.backoff = parse_backoff("list:1");
-  s.policy = fleet_policy(PolicyKind::simple, 1, 3);
+  s.policy = Policy{.n = 1, .r = 3, .kind = PolicyKind::simple};
   FleetResult r = run_scenario(s);
   EXPECT_EQ(r.requests, 4);
   EXPECT_EQ(r.r529, 4);
@@ -269,7 +259,7 @@ TEST(Fleet, AQuotaAnswers429UntilItsBucketRefills) {
   Scenario s;
   s.agents = 50;
   s.quota = 30;
-  s.policy = fleet_policy(PolicyKind::layered, 1, 0, 60);
+  s.policy = Policy{.n = 1, .r = 0, .s = 60, .kind = PolicyKind::layered};
   s.duration = 1000;
   const FleetResult r = run_scenario(s);
   EXPECT_EQ(r.good, 50);

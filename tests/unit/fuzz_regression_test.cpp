@@ -19,9 +19,9 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/json.hpp"
-#include "relsim/live/client/sse.hpp"
-#include "relsim/live/plan.hpp"
-#include "relsim/live/server/server.hpp"
+#include "relsim/client/sse.hpp"
+#include "relsim/formats/plan.hpp"
+#include "relsim/server/server.hpp"
 #include "relsim/sweep/grid.hpp"
 #include "relsim/sweep/known_values.hpp"
 

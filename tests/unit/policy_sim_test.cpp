@@ -4,7 +4,7 @@
 
 #include "relsim/exact/exact.hpp"
 #include "relsim/live/oracle.hpp"
-#include "relsim/live/plan.hpp"
+#include "relsim/montecarlo/plan_gen.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 #include "relsim/montecarlo/stats.hpp"
 
@@ -21,7 +21,7 @@ TEST(PolicySimulation, OracleOverAGeneratedPlanCountsWhatSimulateCounts) {
       model.q = 0.8;
       model.b = 1;
       model.chain = chain;
-      const Policy policy = Policy{.n = 3, .r = 2, .s = 2, .B = 4, .kind = kind};
+      const Policy policy{.n = 3, .r = 2, .s = 2, .B = 4, .kind = kind};
       SimConfig config;
       config.tasks = 3000;
       config.seed = 99;
@@ -54,7 +54,7 @@ TEST(PolicySimulation, EveryPolicyMatchesExactInside999PercentWilson) {
           model.q = q;
           model.g = r - 1;
           model.chain = chain;
-          const Policy policy = Policy{.n = 2, .r = r, .s = 2, .B = 3, .kind = kind};
+          const Policy policy{.n = 2, .r = r, .s = 2, .B = 3, .kind = kind};
           SimConfig config;
           config.tasks = 20000;
           config.seed = 1000 + static_cast<std::uint64_t>(cases);

@@ -12,20 +12,11 @@
 #include "relsim/core/error.hpp"
 #include "relsim/exact/exact.hpp"
 #include "relsim/live/oracle.hpp"
-#include "relsim/live/plan.hpp"
+#include "relsim/montecarlo/plan_gen.hpp"
+#include "support/models.hpp"
 
 namespace relsim {
 namespace {
-
-Policy make(PolicyKind kind, int s = 2, int r = 2, int B = 0, std::int64_t n = 1) {
-  Policy p;
-  p.kind = kind;
-  p.n = n;
-  p.s = s;
-  p.r = r;
-  p.B = B;
-  return p;
-}
 
 Prediction run(const Policy& policy, std::vector<PlannedRequest> requests) {
   TaskPlan t;
@@ -42,13 +33,13 @@ std::vector<PlannedRequest> once(FaultKind kind) {
 }
 
 TEST(Policies, PersistentSlowHeadersCostsNaiveNineRequestsAndCrashes) {
-  const Prediction p = run(make(PolicyKind::naive), always(FaultKind::slow_headers));
+  const Prediction p = run(Policy{.n = 1, .r = 2, .kind = PolicyKind::naive}, always(FaultKind::slow_headers));
   EXPECT_EQ(p.requests, 9);
   EXPECT_EQ(p.outcome.name(), "crash:slow_headers");
 }
 
 TEST(Policies, PersistentSlowHeadersCostsLayeredThreeRequestsAsEnvError) {
-  const Prediction p = run(make(PolicyKind::layered), always(FaultKind::slow_headers));
+  const Prediction p = run(Policy{.n = 1, .r = 2, .kind = PolicyKind::layered}, always(FaultKind::slow_headers));
   EXPECT_EQ(p.requests, 3);
   EXPECT_EQ(p.outcome.name(), "env_error:slow_headers");
 }
@@ -62,37 +53,37 @@ std::vector<PlannedRequest> late_late_stall() {
 }
 
 TEST(Policies, MixedLateHeadersAndStallReachNineRequestsUnderLayered) {
-  const Prediction p = run(make(PolicyKind::layered), late_late_stall());
+  const Prediction p = run(Policy{.n = 1, .r = 2, .kind = PolicyKind::layered}, late_late_stall());
   EXPECT_EQ(p.requests, 9);
   EXPECT_EQ(p.outcome.name(), "env_error:stall");
 }
 
 TEST(Policies, BudgetOfFourStopsTheMixedCaseAtFour) {
-  const Prediction p = run(make(PolicyKind::budgeted, 2, 2, 4), late_late_stall());
+  const Prediction p = run(Policy{.n = 1, .r = 2, .B = 4, .kind = PolicyKind::budgeted}, late_late_stall());
   EXPECT_EQ(p.requests, 4);
   EXPECT_EQ(p.outcome.outcome, Outcome::env_error);
   EXPECT_EQ(p.outcome.name(), "env_error:slow_headers");  // the kind of its last fault
 }
 
 TEST(Policies, Persistent529EndsLayeredAsEnvErrorAfterThree) {
-  const Prediction p = run(make(PolicyKind::layered), always(FaultKind::http_529));
+  const Prediction p = run(Policy{.n = 1, .r = 2, .kind = PolicyKind::layered}, always(FaultKind::http_529));
   EXPECT_EQ(p.requests, 3);
   EXPECT_EQ(p.outcome.name(), "env_error:http_529");
 }
 
 TEST(Policies, Http400IsHarnessErrorAfterOneRequestUnderEveryPolicy) {
   for (auto kind : {PolicyKind::simple, PolicyKind::naive, PolicyKind::layered, PolicyKind::budgeted}) {
-    const Prediction p = run(make(kind, 2, 2, 4), always(FaultKind::http_400));
+    const Prediction p = run(Policy{.n = 1, .r = 2, .B = 4, .kind = kind}, always(FaultKind::http_400));
     EXPECT_EQ(p.requests, 1) << to_string(kind);
     EXPECT_EQ(p.outcome.name(), "harness_error") << to_string(kind);
   }
 }
 
 TEST(Policies, OverloadedOnceCrashesNaiveButLayeredRetriesToDone) {
-  const Prediction naive = run(make(PolicyKind::naive), once(FaultKind::overloaded));
+  const Prediction naive = run(Policy{.n = 1, .r = 2, .kind = PolicyKind::naive}, once(FaultKind::overloaded));
   EXPECT_EQ(naive.requests, 1);
   EXPECT_EQ(naive.outcome.name(), "crash:overloaded");
-  const Prediction layered = run(make(PolicyKind::layered), once(FaultKind::overloaded));
+  const Prediction layered = run(Policy{.n = 1, .r = 2, .kind = PolicyKind::layered}, once(FaultKind::overloaded));
   EXPECT_EQ(layered.requests, 2);
   EXPECT_EQ(layered.outcome.name(), "done");
 }
@@ -101,20 +92,21 @@ TEST(Policies, EveryInStreamKindThreeTimesEndsLayeredAfterExactlyThree) {
   for (auto kind : {FaultKind::cut, FaultKind::no_stop, FaultKind::malformed, FaultKind::overloaded, FaultKind::stall}) {
     std::vector<PlannedRequest> v(3, kind);
     v.push_back(std::nullopt);  // a good fourth request is never sent
-    const Prediction p = run(make(PolicyKind::layered), v);
+    const Prediction p = run(Policy{.n = 1, .r = 2, .kind = PolicyKind::layered}, v);
     EXPECT_EQ(p.requests, 3) << to_string(kind);
     EXPECT_EQ(p.outcome.name(), "env_error:" + std::string(to_string(kind)));
   }
 }
 
 TEST(Policies, StallUnderNaiveHangs) {
-  const Prediction p = run(make(PolicyKind::naive), once(FaultKind::stall));
+  const Prediction p = run(Policy{.n = 1, .r = 2, .kind = PolicyKind::naive}, once(FaultKind::stall));
   EXPECT_EQ(p.requests, 1);
   EXPECT_EQ(p.outcome.name(), "hang");
 }
 
 TEST(Policies, ScriptedAlwaysPlanIsAsLongAsTheWorstCase) {
-  const Plan plan = scripted_plan(3, FaultKind::cut, Times::always, make(PolicyKind::layered, 2, 2, 0, 2));
+  const Plan plan =
+      scripted_plan(3, FaultKind::cut, Times::always, Policy{.n = 2, .r = 2, .kind = PolicyKind::layered});
   ASSERT_EQ(plan.tasks.size(), 3u);
   EXPECT_EQ(plan.tasks[0].requests.size(), 18u);  // n (s+1)(r+1)
   const Plan reread = parse_plan(write_plan(plan), "memory");
@@ -123,7 +115,7 @@ TEST(Policies, ScriptedAlwaysPlanIsAsLongAsTheWorstCase) {
 }
 
 TEST(Policies, OracleRefusesAPlanThatEndsBeforeTheTask) {
-  EXPECT_THROW(run(make(PolicyKind::layered), {FaultKind::cut, FaultKind::cut}), InputError);
+  EXPECT_THROW(run(Policy{.n = 1, .r = 2, .kind = PolicyKind::layered}, {FaultKind::cut, FaultKind::cut}), InputError);
 }
 
 // Every sequence over {ok, kinds} of the policy's worst-case length, weighted
@@ -186,7 +178,7 @@ TEST(PolicyExact, MatrixUnrollsTheRulesLikeTaskRunnerOverEveryKindLabelledSequen
     for (int trial = 0; trial < 3; ++trial) {
       const double p = 0.05 + 0.4 * unit(gen);
       const double q = std::max(0.0, (2 * p - 1) / p) + (1 - std::max(0.0, (2 * p - 1) / p)) * unit(gen);
-      const Policy policy = make(kind, 1, 1, 3, trial == 2 ? 2 : 1);
+      const Policy policy{.n = trial == 2 ? 2 : 1, .r = 1, .s = 1, .B = 3, .kind = kind};
       Model model;
       model.p = p;
       model.q = q;
@@ -224,8 +216,8 @@ TEST(PolicyExact, LayeredEqualsSimpleWhenEveryFaultIsInStream) {
     model.chain = trial % 4 == 0 ? ChainScope::continuous : ChainScope::fresh;
     const int r = trial % 4;
     const std::int64_t n = 1 + trial % 5;
-    const ExactResult simple = exact_matrix(model, make(PolicyKind::simple, 0, r, 0, n));
-    const ExactResult layered = exact_matrix(model, make(PolicyKind::layered, 2, r, 0, n));
+    const ExactResult simple = exact_matrix(model, Policy{.n = n, .r = r, .s = 0, .kind = PolicyKind::simple});
+    const ExactResult layered = exact_matrix(model, Policy{.n = n, .r = r, .kind = PolicyKind::layered});
     EXPECT_EQ(simple.success, layered.success);
     EXPECT_EQ(simple.mean_requests, layered.mean_requests);
     EXPECT_EQ(simple.max_requests, layered.max_requests);
@@ -240,12 +232,12 @@ TEST(PolicyExact, NaiveHasWrongOutcomesAndLayeredNone) {
   model.q = 0.8;
   ExactOptions opt;
   opt.kinds = parse_fault_weights("cut=1,stall=1,slow_headers=1,http_529=1,overloaded=1");
-  EXPECT_GT(exact_matrix(model, make(PolicyKind::naive, 2, 2, 0, 2), opt).wrong, 0.1);
-  EXPECT_EQ(exact_matrix(model, make(PolicyKind::layered, 2, 2, 0, 2), opt).wrong, 0.0);
-  EXPECT_EQ(exact_matrix(model, make(PolicyKind::budgeted, 2, 2, 4, 2), opt).wrong, 0.0);
+  EXPECT_GT(exact_matrix(model, Policy{.n = 2, .r = 2, .kind = PolicyKind::naive}, opt).wrong, 0.1);
+  EXPECT_EQ(exact_matrix(model, Policy{.n = 2, .r = 2, .kind = PolicyKind::layered}, opt).wrong, 0.0);
+  EXPECT_EQ(exact_matrix(model, Policy{.n = 2, .r = 2, .B = 4, .kind = PolicyKind::budgeted}, opt).wrong, 0.0);
   // Worst cases: (s+1)(r+1) per call for layered, B per call for budgeted.
-  EXPECT_EQ(exact_matrix(model, make(PolicyKind::layered, 2, 2, 0, 2), opt).max_requests, 18);
-  EXPECT_EQ(exact_matrix(model, make(PolicyKind::budgeted, 2, 2, 4, 2), opt).max_requests, 8);
+  EXPECT_EQ(exact_matrix(model, Policy{.n = 2, .r = 2, .kind = PolicyKind::layered}, opt).max_requests, 18);
+  EXPECT_EQ(exact_matrix(model, Policy{.n = 2, .r = 2, .B = 4, .kind = PolicyKind::budgeted}, opt).max_requests, 8);
 }
 
 }  // namespace

@@ -6,25 +6,18 @@
 
 #include "relsim/exact/enumerate.hpp"
 #include "relsim/exact/exact.hpp"
+#include "support/models.hpp"
 
 namespace relsim {
 namespace {
-
-Model bursty(double p, double q, ChainScope scope = ChainScope::fresh) {
-  Model m;
-  m.p = p;
-  m.q = q;
-  m.chain = scope;
-  return m;
-}
 
 // Independent faults, p = q = 0.3: a call fails when its 3 requests are all
 // bad, 0.3^3 = 0.027, so success = (1 - 0.027)^2 = 0.973^2 = 0.946729
 // exactly (known_values.py: 946729/1000000).
 TEST(Reference, IndependentIs0946729ByBothMethods) {
   const Policy pol{2, 2};
-  EXPECT_NEAR(exact_matrix(bursty(0.3, 0.3), pol).success, 0.946729, 1e-12);
-  EXPECT_NEAR(exact_enumerate(bursty(0.3, 0.3), pol).success, 0.946729, 1e-12);
+  EXPECT_NEAR(exact_matrix(Model{.p = 0.3, .q = 0.3}, pol).success, 0.946729, 1e-12);
+  EXPECT_NEAR(exact_enumerate(Model{.p = 0.3, .q = 0.3}, pol).success, 0.946729, 1e-12);
 }
 
 // Bursty, p = 0.3, q = 0.8: p0 = p(1 - q)/(1 - p) = 0.06/0.7 = 3/35.
@@ -34,8 +27,8 @@ TEST(Reference, IndependentIs0946729ByBothMethods) {
 // = 0.763675428571428571... (= 83527/109375, known_values.py).
 TEST(Reference, BurstyIs0763675428571ByBothMethods) {
   const Policy pol{2, 2};
-  EXPECT_NEAR(exact_matrix(bursty(0.3, 0.8), pol).success, 0.76367542857142857, 1e-12);
-  EXPECT_NEAR(exact_enumerate(bursty(0.3, 0.8), pol).success, 0.76367542857142857, 1e-12);
+  EXPECT_NEAR(exact_matrix(Model{.p = 0.3, .q = 0.8}, pol).success, 0.76367542857142857, 1e-12);
+  EXPECT_NEAR(exact_enumerate(Model{.p = 0.3, .q = 0.8}, pol).success, 0.76367542857142857, 1e-12);
 }
 
 // Continuous chain, p = 0.3, q = 0.8: a task after a done task starts after a
@@ -46,7 +39,7 @@ TEST(Reference, BurstyIs0763675428571ByBothMethods) {
 // (data/known_values.csv: 0.81211751854194214).
 TEST(Reference, BurstyContinuousIs0812117518542ByBothMethods) {
   const Policy pol{2, 2};
-  const Model m = bursty(0.3, 0.8, ChainScope::continuous);
+  const Model m{.p = 0.3, .q = 0.8, .chain = ChainScope::continuous};
   EXPECT_NEAR(exact_matrix(m, pol).success, 0.81211751854194216, 1e-12);
   EXPECT_NEAR(exact_enumerate(m, pol).success, 0.81211751854194216, 1e-12);
 }

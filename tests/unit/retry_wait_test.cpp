@@ -1,4 +1,4 @@
-// The wait a client owes before a retry (live/retry_wait.hpp), the rule the
+// The wait a client owes before a retry (client/retry_wait.hpp), the rule the
 // audit and the live check in time mode both hold waits against: which layer
 // retries, its retry number, the schedule's wait, retry-after for an
 // http_429, all times the time scale. Expected values are written out by
@@ -10,19 +10,11 @@
 #include <vector>
 
 #include "relsim/core/policy.hpp"
-#include "relsim/live/retry_wait.hpp"
+#include "relsim/client/retry_wait.hpp"
+#include "support/models.hpp"
 
 namespace relsim {
 namespace {
-
-Policy layered(int s, int r) {
-  Policy p;
-  p.kind = PolicyKind::layered;
-  p.n = 1;
-  p.s = s;
-  p.r = r;
-  return p;
-}
 
 // The states a layered call with s = 2, r = 2 goes through on `faults`.
 std::vector<CallState> states(const Policy& policy, const std::vector<FaultKind>& faults) {
@@ -36,7 +28,7 @@ TEST(RetryWait, SdkScheduleTimesTheScaleForEachLayer) {
   t.time_scale = 0.1;
   // Two 529s (HTTP retries 0 and 1), then two cuts (stream retries 0 and
   // 1, each a fresh SDK call).
-  const Policy p = layered(2, 2);
+  const Policy p{.n = 1, .r = 2, .kind = PolicyKind::layered};
   const auto s = states(p, {FaultKind::http_529, FaultKind::http_529, FaultKind::cut, FaultKind::cut});
   const RetryWait w0 = retry_wait(t, 0.0, s[0], s[1], FaultKind::http_529);
   EXPECT_TRUE(w0.http);
@@ -61,7 +53,7 @@ TEST(RetryWait, SdkScheduleTimesTheScaleForEachLayer) {
 TEST(RetryWait, RetryAfterReplacesTheBackoffOfAnHttp429Only) {
   ClientTiming t;
   t.time_scale = 0.5;
-  const Policy p = layered(2, 2);
+  const Policy p{.n = 1, .r = 2, .kind = PolicyKind::layered};
   const auto s = states(p, {FaultKind::http_429});
   const RetryWait honoured = retry_wait(t, 3.0, s[0], s[1], FaultKind::http_429);
   EXPECT_DOUBLE_EQ(honoured.max, 1.5);

@@ -22,15 +22,6 @@
 namespace relsim {
 namespace {
 
-using test::model_of;
-
-Policy policy_of(std::int64_t n, int r) {
-  Policy pol;
-  pol.n = n;
-  pol.r = r;
-  return pol;
-}
-
 double exact_success(const Model& m, const Policy& pol) {
   ExactOptions o;
   o.distribution = false;
@@ -101,8 +92,9 @@ TEST(Philox, UniformsCoverTheUnitIntervalOnA53BitGrid) {
 // ---------------------------------------------------------------- draw scheme
 
 TEST(DrawScheme, ThresholdsAreProbabilitiesOfLeadingBadRuns) {
-  const Model m = model_of(0.3, 0.8);
-  const DrawScheme s = DrawScheme::make(m, policy_of(2, 3), FaultWeights::in_stream_uniform());
+  const Model m{.p = 0.3, .q = 0.8};
+  const DrawScheme s =
+      DrawScheme::make(m, Policy{.n = 2, .r = 3, .kind = PolicyKind::simple}, FaultWeights::in_stream_uniform());
   const double p0 = 0.3 * 0.2 / 0.7;
   for (int j = 0; j <= 3; ++j) {
     EXPECT_NEAR(s.thresholds(Entry::task_start)[j], 0.3 * std::pow(0.8, j), 1e-15);
@@ -115,9 +107,10 @@ TEST(DrawScheme, ThresholdsAreProbabilitiesOfLeadingBadRuns) {
 }
 
 TEST(DrawScheme, SilentStepsUseMatrixPowers) {
-  const Model m = model_of(0.3, 0.8, 2, 5);
+  const Model m{.p = 0.3, .q = 0.8, .b = 2, .g = 5};
   const Chain c = gilbert_chain(m);
-  const DrawScheme s = DrawScheme::make(m, policy_of(2, 2), FaultWeights::in_stream_uniform());
+  const DrawScheme s =
+      DrawScheme::make(m, Policy{.n = 2, .r = 2, .kind = PolicyKind::simple}, FaultWeights::in_stream_uniform());
   const Eigen::MatrixXd retry = matrix_power(c.step, 3), gap = matrix_power(c.step, 6);
   EXPECT_NEAR(s.thresholds(Entry::after_good)[0], gap(0, 1), 1e-15);
   EXPECT_NEAR(s.thresholds(Entry::after_good)[2], gap(0, 1) * retry(1, 1) * retry(1, 1), 1e-15);
@@ -125,7 +118,8 @@ TEST(DrawScheme, SilentStepsUseMatrixPowers) {
 }
 
 TEST(DrawScheme, KindsSplitTheWordsByCumulativeWeightAndSkipZeroWeights) {
-  const DrawScheme s = DrawScheme::make(model_of(0.3, 0.3), policy_of(1, 0), parse_fault_weights("cut=1,stall=3"));
+  const DrawScheme s = DrawScheme::make(Model{.p = 0.3, .q = 0.3}, Policy{.n = 1, .r = 0, .kind = PolicyKind::simple},
+                                        parse_fault_weights("cut=1,stall=3"));
   EXPECT_EQ(s.kind(0), FaultKind::cut);
   EXPECT_EQ(s.kind(0x3fffffffu), FaultKind::cut);
   EXPECT_EQ(s.kind(0x40000000u), FaultKind::stall);
@@ -134,7 +128,8 @@ TEST(DrawScheme, KindsSplitTheWordsByCumulativeWeightAndSkipZeroWeights) {
     const FaultKind k = s.kind(w);
     EXPECT_TRUE(k == FaultKind::cut || k == FaultKind::stall) << w;
   }
-  const DrawScheme only = DrawScheme::make(model_of(0.3, 0.3), policy_of(1, 0), parse_fault_weights("http_529=2"));
+  const DrawScheme only = DrawScheme::make(
+      Model{.p = 0.3, .q = 0.3}, Policy{.n = 1, .r = 0, .kind = PolicyKind::simple}, parse_fault_weights("http_529=2"));
   EXPECT_EQ(only.kind(0), FaultKind::http_529);
   EXPECT_EQ(only.kind(0xffffffffu), FaultKind::http_529);
 }
@@ -164,15 +159,17 @@ TEST(FaultWeights, ParseRejectsEverythingElse) {
 // change here changes every plan and every published run.
 TEST(Simulate, ReferenceExperimentIsPinnedAtTheDefaultSeed) {
   const SimConfig c;  // 400 tasks, seed 20261001, in-stream kinds uniform
-  const SimResult bursty = simulate(model_of(0.3, 0.8), policy_of(2, 2), c);
+  const SimResult bursty = simulate(Model{.p = 0.3, .q = 0.8}, Policy{.n = 2, .r = 2, .kind = PolicyKind::simple}, c);
   EXPECT_EQ(bursty.successes, 310);
   EXPECT_EQ(bursty.requests, 978);
   EXPECT_EQ(bursty.faults, (std::array<std::int64_t, kFaultKinds>{68, 67, 79, 54, 73}));
-  const SimResult independent = simulate(model_of(0.3, 0.3), policy_of(2, 2), c);
+  const SimResult independent =
+      simulate(Model{.p = 0.3, .q = 0.3}, Policy{.n = 2, .r = 2, .kind = PolicyKind::simple}, c);
   EXPECT_EQ(independent.successes, 381);
   EXPECT_EQ(independent.requests, 1115);
   EXPECT_EQ(independent.faults, (std::array<std::int64_t, kFaultKinds>{67, 66, 79, 58, 71}));
-  const SimResult continuous = simulate(model_of(0.3, 0.8, 0, 0, ChainScope::continuous), policy_of(2, 2), c);
+  const SimResult continuous = simulate(Model{.p = 0.3, .q = 0.8, .chain = ChainScope::continuous},
+                                        Policy{.n = 2, .r = 2, .kind = PolicyKind::simple}, c);
   EXPECT_EQ(continuous.successes, 326);
   EXPECT_EQ(continuous.requests, 953);
 }
@@ -213,18 +210,26 @@ TEST(Trace, SumsToSimulateTotalsForBothScopesAndEveryKernel) {
   SimConfig c;
   c.tasks = 3001;  // not a multiple of any vector width
   c.seed = 77;
-  expect_trace_sums_to_simulate(model_of(0.3, 0.8), policy_of(2, 2), c);       // vector kernel
-  expect_trace_sums_to_simulate(model_of(0.6, 0.9), policy_of(7, 3), c);       // later chain blocks, > 4 bad
-  expect_trace_sums_to_simulate(model_of(0.7, 0.95), policy_of(3, 20), c);     // r >= 16: scalar kernel
-  expect_trace_sums_to_simulate(model_of(0.3, 0.8, 2, 3), policy_of(4, 1), c);  // silent steps
-  expect_trace_sums_to_simulate(model_of(1.0, 1.0), policy_of(2, 2), c);       // every request bad
-  expect_trace_sums_to_simulate(model_of(0.0, 0.0), policy_of(3, 1), c);       // none bad
+  expect_trace_sums_to_simulate(Model{.p = 0.3, .q = 0.8}, Policy{.n = 2, .r = 2, .kind = PolicyKind::simple},
+                                c);  // vector kernel
+  expect_trace_sums_to_simulate(Model{.p = 0.6, .q = 0.9}, Policy{.n = 7, .r = 3, .kind = PolicyKind::simple},
+                                c);  // later chain blocks, > 4 bad
+  expect_trace_sums_to_simulate(Model{.p = 0.7, .q = 0.95}, Policy{.n = 3, .r = 20, .kind = PolicyKind::simple},
+                                c);  // r >= 16: scalar kernel
+  expect_trace_sums_to_simulate(Model{.p = 0.3, .q = 0.8, .b = 2, .g = 3},
+                                Policy{.n = 4, .r = 1, .kind = PolicyKind::simple}, c);  // silent steps
+  expect_trace_sums_to_simulate(Model{.p = 1.0, .q = 1.0}, Policy{.n = 2, .r = 2, .kind = PolicyKind::simple},
+                                c);  // every request bad
+  expect_trace_sums_to_simulate(Model{.p = 0.0, .q = 0.0}, Policy{.n = 3, .r = 1, .kind = PolicyKind::simple},
+                                c);  // none bad
   c.kinds = parse_fault_weights("cut=1,stall=3,http_400=0.5");
-  expect_trace_sums_to_simulate(model_of(0.4, 0.7), policy_of(2, 2), c);
+  expect_trace_sums_to_simulate(Model{.p = 0.4, .q = 0.7}, Policy{.n = 2, .r = 2, .kind = PolicyKind::simple}, c);
   c.lanes = 7;
   c.tasks = 1501;
-  expect_trace_sums_to_simulate(model_of(0.3, 0.8, 0, 0, ChainScope::continuous), policy_of(2, 2), c);
-  expect_trace_sums_to_simulate(model_of(0.5, 0.9, 1, 2, ChainScope::continuous), policy_of(3, 1), c);
+  expect_trace_sums_to_simulate(Model{.p = 0.3, .q = 0.8, .chain = ChainScope::continuous},
+                                Policy{.n = 2, .r = 2, .kind = PolicyKind::simple}, c);
+  expect_trace_sums_to_simulate(Model{.p = 0.5, .q = 0.9, .b = 1, .g = 2, .chain = ChainScope::continuous},
+                                Policy{.n = 3, .r = 1, .kind = PolicyKind::simple}, c);
 }
 
 // The documented scheme, rebuilt here from rng.hpp and the model's formulas
@@ -233,8 +238,8 @@ TEST(Trace, SumsToSimulateTotalsForBothScopesAndEveryKernel) {
 TEST(Trace, RequestsFollowTheDocumentedScheme) {
   const double p = 0.3, q = 0.8, p0 = p * (1 - q) / (1 - p);
   const int r = 2;
-  const Model m = model_of(p, q);
-  const Policy pol = policy_of(3, r);
+  const Model m{.p = p, .q = q};
+  const Policy pol{.n = 3, .r = r, .kind = PolicyKind::simple};
   SimConfig c;
   c.tasks = 500;
   c.seed = 4242;
@@ -274,8 +279,10 @@ TEST(Trace, RequestsFollowTheDocumentedScheme) {
 TEST(Trace, RejectsTasksOutsideTheRun) {
   SimConfig c;
   c.tasks = 10;
-  EXPECT_THROW(trace_task(model_of(0.3, 0.8), policy_of(2, 2), c, 10), InputError);
-  EXPECT_THROW(trace_task(model_of(0.3, 0.8), policy_of(2, 2), c, -1), InputError);
+  EXPECT_THROW(trace_task(Model{.p = 0.3, .q = 0.8}, Policy{.n = 2, .r = 2, .kind = PolicyKind::simple}, c, 10),
+               InputError);
+  EXPECT_THROW(trace_task(Model{.p = 0.3, .q = 0.8}, Policy{.n = 2, .r = 2, .kind = PolicyKind::simple}, c, -1),
+               InputError);
 }
 
 // ---------------------------------------------------------------- determinism
@@ -293,21 +300,21 @@ void expect_same_result(const SimResult& a, const SimResult& b) {
 
 TEST(Simulate, SameTotalsForAnyThreadCount) {
   for (const ChainScope scope : {ChainScope::fresh, ChainScope::continuous}) {
-    const Model m = model_of(0.3, 0.8, 1, 0, scope);
+    const Model m{.p = 0.3, .q = 0.8, .b = 1, .chain = scope};
     SimConfig c;
     c.tasks = 100'003;
     c.threads = 1;
-    const SimResult one = simulate(m, policy_of(3, 2), c);
+    const SimResult one = simulate(m, Policy{.n = 3, .r = 2, .kind = PolicyKind::simple}, c);
     for (const int threads : {2, 3, 8}) {
       c.threads = threads;
-      expect_same_result(one, simulate(m, policy_of(3, 2), c));
+      expect_same_result(one, simulate(m, Policy{.n = 3, .r = 2, .kind = PolicyKind::simple}, c));
     }
   }
 }
 
 TEST(Simulate, RejectsConfigOutsideItsRange) {
-  const Model m = model_of(0.3, 0.8);
-  const Policy pol = policy_of(2, 2);
+  const Model m{.p = 0.3, .q = 0.8};
+  const Policy pol{.n = 2, .r = 2, .kind = PolicyKind::simple};
   SimConfig c;
   c.tasks = 0;
   EXPECT_THROW(simulate(m, pol, c), InputError);
@@ -353,8 +360,8 @@ TEST(Simulate, RatesLieInsideTheir999WilsonIntervalOnAGridOf54Cases) {
     for (const double q : {p, 0.8, 0.95})
       for (const Shape& sh : shapes)
         for (const ChainScope scope : {ChainScope::fresh, ChainScope::continuous}) {
-          const Model m = model_of(p, q, sh.b, sh.g, scope);
-          const Policy pol = policy_of(sh.n, sh.r);
+          const Model m{.p = p, .q = q, .b = sh.b, .g = sh.g, .chain = scope};
+          const Policy pol{.n = sh.n, .r = sh.r, .kind = PolicyKind::simple};
           SimConfig c;
           c.tasks = 20'000;
           c.seed = static_cast<std::uint64_t>(seed++);
@@ -380,20 +387,20 @@ TEST(Simulate, RatesLieInsideTheir999WilsonIntervalOnAGridOf54Cases) {
 }
 
 TEST(Simulate, LaneCorrelationEstimateMatchesTheExactOne) {
-  const Model m = model_of(0.3, 0.8, 0, 0, ChainScope::continuous);
-  const Policy pol = policy_of(2, 2);
+  const Model m{.p = 0.3, .q = 0.8, .chain = ChainScope::continuous};
+  const Policy pol{.n = 2, .r = 2, .kind = PolicyKind::simple};
   SimConfig c;
   c.tasks = 400'000;
   const SimResult sim = simulate(m, pol, c);
   const double lambda = success_after(m, pol, 0) - success_after(m, pol, 1);
   EXPECT_NEAR(sim.lag_correlation(), lambda, 0.02);
   EXPECT_EQ(sim.pairs_after[0] + sim.pairs_after[1], c.tasks - c.lanes);
-  EXPECT_EQ(simulate(model_of(0.3, 0.8), pol, c).design_effect(), 1.0);
+  EXPECT_EQ(simulate(Model{.p = 0.3, .q = 0.8}, pol, c).design_effect(), 1.0);
 }
 
 TEST(Simulate, Wilson95CoversTheExactValueAbout95PercentOfTheTime) {
-  const Model m = model_of(0.3, 0.8);
-  const Policy pol = policy_of(2, 2);
+  const Model m{.p = 0.3, .q = 0.8};
+  const Policy pol{.n = 2, .r = 2, .kind = PolicyKind::simple};
   const double exact = exact_success(m, pol);
   SimConfig c;
   c.tasks = 200;
@@ -446,14 +453,17 @@ void expect_histogram_matches(const Model& m, const Policy& pol, std::int64_t ta
 }
 
 TEST(Simulate, RequestHistogramMatchesTheExactDistribution) {
-  expect_histogram_matches(model_of(0.3, 0.8), policy_of(2, 2), 1'000'000, 11);
-  expect_histogram_matches(model_of(0.5, 0.9, 1, 2), policy_of(3, 2), 300'000, 12);
-  expect_histogram_matches(model_of(0.2, 0.6), policy_of(4, 20), 200'000, 13);  // scalar kernel
+  expect_histogram_matches(Model{.p = 0.3, .q = 0.8}, Policy{.n = 2, .r = 2, .kind = PolicyKind::simple}, 1'000'000,
+                           11);
+  expect_histogram_matches(Model{.p = 0.5, .q = 0.9, .b = 1, .g = 2},
+                           Policy{.n = 3, .r = 2, .kind = PolicyKind::simple}, 300'000, 12);
+  expect_histogram_matches(Model{.p = 0.2, .q = 0.6}, Policy{.n = 4, .r = 20, .kind = PolicyKind::simple}, 200'000,
+                           13);  // scalar kernel
 }
 
 TEST(Simulate, StallIsThreeQuartersOfFaultsWithWeightsCut1Stall3) {
-  const Model m = model_of(0.3, 0.8);
-  const Policy pol = policy_of(2, 2);
+  const Model m{.p = 0.3, .q = 0.8};
+  const Policy pol{.n = 2, .r = 2, .kind = PolicyKind::simple};
   SimConfig c;
   c.tasks = 200'000;
   c.kinds = parse_fault_weights("cut=1,stall=3");

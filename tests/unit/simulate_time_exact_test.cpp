@@ -16,6 +16,7 @@
 #include "relsim/exact/exact.hpp"
 #include "relsim/montecarlo/simulate_time.hpp"
 #include "relsim/montecarlo/stats.hpp"
+#include "support/models.hpp"
 
 namespace relsim {
 namespace {
@@ -91,16 +92,6 @@ TimeModel point_time_model(const Point& pt) {
   return t;
 }
 
-Policy point_policy(const Point& pt) {
-  Policy p;
-  p.kind = pt.kind;
-  p.n = pt.n;
-  p.s = pt.s;
-  p.r = pt.r;
-  p.B = pt.B;
-  return p;
-}
-
 // The exact mean and standard deviation of requests per task.
 std::pair<double, double> request_moments(const ExactResult& e) {
   double m1 = 0.0, m2 = 0.0;
@@ -115,7 +106,7 @@ std::pair<double, double> request_moments(const ExactResult& e) {
 void check_point(const Point& pt) {
   SCOPED_TRACE(pt.name);
   const TimeModel time = point_time_model(pt);
-  const Policy policy = point_policy(pt);
+  const Policy policy{.n = pt.n, .r = pt.r, .s = pt.s, .B = pt.B, .kind = pt.kind};
   SimConfig config;
   config.tasks = kTasks;
   config.threads = 2;

@@ -24,16 +24,6 @@ constexpr double kConfidence = 0.9999;
 
 using test::time_model_of;
 
-Policy time_policy(PolicyKind kind, std::int64_t n, int s, int r, int B = 0) {
-  Policy p;
-  p.kind = kind;
-  p.n = n;
-  p.s = s;
-  p.r = r;
-  p.B = B;
-  return p;
-}
-
 SimConfig config_of(std::int64_t tasks, int threads, std::uint64_t seed = 7) {
   SimConfig c;
   c.tasks = tasks;
@@ -71,7 +61,7 @@ TimeModel busy_model(ChainScope scope) {
 
 TEST(SimulateTime, SameBytesForOneAndTwoThreadsFresh) {
   const TimeModel t = busy_model(ChainScope::fresh);
-  const Policy p = time_policy(PolicyKind::layered, 3, 2, 2);
+  const Policy p{.n = 3, .r = 2, .kind = PolicyKind::layered};
   SimConfig one = config_of(5000, 1), two = config_of(5000, 2);
   one.kinds = two.kinds = parse_fault_weights("cut=1,stall=1,slow_headers=1,http_429=2,http_529=1,http_400=0.05");
   const TimeSimResult a = simulate_time(t, p, one), b = simulate_time(t, p, two);
@@ -86,7 +76,7 @@ TEST(SimulateTime, SameBytesForOneAndTwoThreadsFresh) {
 
 TEST(SimulateTime, SameBytesForOneAndTwoThreadsContinuousAndThreeStates) {
   const TimeModel t = busy_model(ChainScope::continuous);
-  const Policy p = time_policy(PolicyKind::budgeted, 2, 2, 2, 4);
+  const Policy p{.n = 2, .r = 2, .B = 4, .kind = PolicyKind::budgeted};
   SimConfig one = config_of(3000, 1), two = config_of(3000, 2);
   one.lanes = two.lanes = 5;
   EXPECT_EQ(fingerprint(simulate_time(t, p, one)), fingerprint(simulate_time(t, p, two)));
@@ -97,7 +87,7 @@ TEST(SimulateTime, SameBytesForOneAndTwoThreadsContinuousAndThreeStates) {
   Eigen::MatrixXd step(3, 3);
   step << 0.9, 0.1, 0.0, 0.2, 0.6, 0.2, 0.0, 0.3, 0.7;
   k3.chain = uniformised_time_chain(step, Eigen::Vector3d(0.0, 0.5, 1.0), 2.0);
-  const Policy simple = time_policy(PolicyKind::simple, 2, 0, 3);
+  const Policy simple{.n = 2, .r = 3, .s = 0, .kind = PolicyKind::simple};
   const TimeSimResult a = simulate_time(k3, simple, config_of(3000, 1));
   const TimeSimResult b = simulate_time(k3, simple, config_of(3000, 2));
   EXPECT_EQ(fingerprint(a), fingerprint(b));
@@ -109,7 +99,7 @@ TEST(SimulateTime, SameBytesForOneAndTwoThreadsContinuousAndThreeStates) {
 // r + 1, and every wall time is 0.
 TEST(SimulateTime, FrozenChainWhenNothingTakesTime) {
   const TimeModel t = time_model_of(30.0, 10.0, "none", 0.0);  // p = 1/4
-  const Policy p = time_policy(PolicyKind::simple, 2, 0, 3);
+  const Policy p{.n = 2, .r = 3, .s = 0, .kind = PolicyKind::simple};
   const TimeSimResult r = simulate_time(t, p, config_of(40000, 2));
   const SimResult& c = r.counts;
   EXPECT_EQ(c.done_by_requests[2], c.successes);
@@ -140,7 +130,8 @@ TEST(SimulateTime, FixedWaitsMatchTheHandFormula) {
   const TimeModel t = time_model_of(t_good, t_bad, "list:2,4", 1.0);
   TimeSimOptions o;
   o.confidence = kConfidence;
-  const TimeSimResult r = simulate_time(t, time_policy(PolicyKind::simple, 1, 0, 2), config_of(200000, 2), o);
+  const TimeSimResult r =
+      simulate_time(t, Policy{.n = 1, .r = 2, .s = 0, .kind = PolicyKind::simple}, config_of(200000, 2), o);
   EXPECT_TRUE(binomial_interval(IntervalKind::wilson, r.counts.successes, r.counts.tasks, kConfidence).covers(success))
       << r.counts.successes << " of " << r.counts.tasks << " vs " << success;
   EXPECT_TRUE(r.mean_interval.covers(mean)) << r.mean_interval.low << " " << r.mean_interval.high << " vs " << mean;
@@ -167,7 +158,8 @@ TEST(SimulateTime, JitteredWaitMatchesTheHandFormula) {
   const TimeModel t = time_model_of(2.0, 1.0, "sdk", 1.0);
   TimeSimOptions o;
   o.confidence = kConfidence;
-  const TimeSimResult r = simulate_time(t, time_policy(PolicyKind::simple, 1, 0, 1), config_of(200000, 2), o);
+  const TimeSimResult r =
+      simulate_time(t, Policy{.n = 1, .r = 1, .s = 0, .kind = PolicyKind::simple}, config_of(200000, 2), o);
   EXPECT_TRUE(
       binomial_interval(IntervalKind::wilson, r.counts.successes, r.counts.tasks, kConfidence).covers(1.0 - fail));
   EXPECT_TRUE(r.mean_interval.covers(mean)) << r.mean_interval.low << " " << r.mean_interval.high << " vs " << mean;
@@ -205,7 +197,8 @@ TEST(SimulateTime, QuantilesUnavailableAboveTheLimit) {
   const TimeModel t = time_model_of(30.0, 10.0, "sdk", 1.0);
   TimeSimOptions o;
   o.max_timed_tasks = 100;
-  const TimeSimResult r = simulate_time(t, time_policy(PolicyKind::simple, 1, 0, 1), config_of(1000, 1), o);
+  const TimeSimResult r =
+      simulate_time(t, Policy{.n = 1, .r = 1, .s = 0, .kind = PolicyKind::simple}, config_of(1000, 1), o);
   EXPECT_FALSE(r.quantiles_available);
   EXPECT_NE(r.quantiles_note.find("1000"), std::string::npos) << r.quantiles_note;
   EXPECT_GT(r.mean_seconds, 0.0);
@@ -213,7 +206,7 @@ TEST(SimulateTime, QuantilesUnavailableAboveTheLimit) {
 
 TEST(SimulateTime, BadInputIsRefused) {
   const TimeModel t = time_model_of(30.0, 10.0, "sdk", 1.0);
-  const Policy p = time_policy(PolicyKind::simple, 1, 0, 1);
+  const Policy p{.n = 1, .r = 1, .s = 0, .kind = PolicyKind::simple};
   TimeSimOptions o;
   o.confidence = 1.0;
   EXPECT_THROW(simulate_time(t, p, config_of(10, 1), o), InputError);
@@ -223,8 +216,9 @@ TEST(SimulateTime, BadInputIsRefused) {
   EXPECT_THROW(simulate_time(t, p, config_of(0, 1)), InputError);
   // 10^8 calls of up to 1001 requests, each followed by a wait of 10^9 s.
   const TimeModel slow = time_model_of(30.0, 10.0, "list:1e9", 1.0);
-  EXPECT_THROW(simulate_time(slow, time_policy(PolicyKind::simple, 100'000'000, 0, 1000), config_of(10, 1)),
-               InputError);
+  EXPECT_THROW(
+      simulate_time(slow, Policy{.n = 100'000'000, .r = 1000, .s = 0, .kind = PolicyKind::simple}, config_of(10, 1)),
+      InputError);
   EXPECT_THROW(quantile_ranks(0, 50, 0.99), InputError);
   EXPECT_THROW(quantile_ranks(10, 100, 0.99), InputError);
 }

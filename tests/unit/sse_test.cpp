@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "relsim/live/client/client.hpp"
-#include "relsim/live/client/sse.hpp"
+#include "relsim/client/client.hpp"
+#include "relsim/client/sse.hpp"
 
 namespace relsim {
 namespace {

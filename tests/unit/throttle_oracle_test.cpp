@@ -10,17 +10,12 @@
 #include "relsim/fleet/scenario.hpp"
 #include "relsim/live/live.hpp"
 #include "relsim/live/oracle.hpp"
-#include "relsim/live/plan.hpp"
+#include "relsim/montecarlo/plan_gen.hpp"
 #include "support/input_error.hpp"
+#include "support/models.hpp"
 
 namespace relsim {
 namespace {
-
-Policy simple(int r) {
-  Policy p{1, r};
-  p.kind = PolicyKind::simple;
-  return p;
-}
 
 // Requests per task, and which tasks the throttle ended.
 struct Counts {
@@ -44,7 +39,7 @@ TEST(ThrottleOracle, GrpcStopsRetryingOnceHalfItsTokensAreGone) {
   // grpc:10,0.1, every request overloaded, r = 3. Task 0: four failures take
   // the tokens 10 -> 6, each retry allowed (9, 8, 7 > 5). Task 1: its first
   // failure leaves 5, not above 5: denied. Tasks 2-4 likewise (4, 3, 2).
-  const Policy policy = simple(3);
+  const Policy policy{.n = 1, .r = 3, .kind = PolicyKind::simple};
   const Plan plan = scripted_plan(5, FaultKind::overloaded, Times::always, policy);
   const Counts c = counts(run_oracle(policy, plan, live_timing(), fleet::parse_throttle("grpc:10,0.1"), 0));
   EXPECT_EQ(c.requests, (std::vector<std::int64_t>{4, 1, 1, 1, 1}));
@@ -60,7 +55,7 @@ TEST(ThrottleOracle, GrpcSuccessesRefundATenth) {
   // 1 - 0.1 = 0.9 tokens. Task k (from 1) fails down to 9 - 0.9 (k - 1),
   // allowed while above 5: tasks 1..5; task 6 falls to 4.5 and is denied,
   // and so are 7 and 8.
-  const Policy policy = simple(3);
+  const Policy policy{.n = 1, .r = 3, .kind = PolicyKind::simple};
   const Plan plan = scripted_plan(8, FaultKind::overloaded, Times::once, policy);
   const Counts c = counts(run_oracle(policy, plan, live_timing(), fleet::parse_throttle("grpc:10,0.1"), 0));
   EXPECT_EQ(c.requests, (std::vector<std::int64_t>{2, 2, 2, 2, 2, 1, 1, 1}));
@@ -72,7 +67,7 @@ TEST(ThrottleOracle, AwsQuotaPaysFiveARetryUntilItCannot) {
   // 500 tokens, 5 per retry, nothing back from failures: 33 tasks of three
   // retries take 495; task 33 (0-based) pays its first retry with the last
   // 5 and is denied its second; tasks 34 and 35 are denied their first.
-  const Policy policy = simple(3);
+  const Policy policy{.n = 1, .r = 3, .kind = PolicyKind::simple};
   const Plan plan = scripted_plan(36, FaultKind::overloaded, Times::always, policy);
   const Counts c = counts(run_oracle(policy, plan, live_timing(), fleet::parse_throttle("aws"), 0));
   EXPECT_EQ(c.total, 33 * 4 + 2 + 1 + 1);
@@ -83,7 +78,7 @@ TEST(ThrottleOracle, AwsQuotaPaysFiveARetryUntilItCannot) {
 TEST(ThrottleOracle, AwsTimeoutsCostTen) {
   // A stall is a timeout: 10 a retry, so 16 tasks of three retries take 480,
   // task 16 pays two retries with the last 20.
-  const Policy policy = simple(3);
+  const Policy policy{.n = 1, .r = 3, .kind = PolicyKind::simple};
   const Plan plan = scripted_plan(18, FaultKind::stall, Times::always, policy);
   const Counts c = counts(run_oracle(policy, plan, live_timing(), fleet::parse_throttle("aws"), 0));
   EXPECT_EQ(c.requests[15], 4);
@@ -95,7 +90,7 @@ TEST(ThrottleOracle, AwsTimeoutsCostTen) {
 TEST(ThrottleOracle, ABudgetWithNoMinimumAllowsNoSequentialRetry) {
   // One task at a time: when a retry is asked for, nothing is in flight, so
   // the budget is max(0, 0.2 x 0) = 0 retries.
-  const Policy policy = simple(3);
+  const Policy policy{.n = 1, .r = 3, .kind = PolicyKind::simple};
   const Plan plan = scripted_plan(5, FaultKind::overloaded, Times::always, policy);
   const Counts c = counts(run_oracle(policy, plan, live_timing(), fleet::parse_throttle("budget:0.2,0"), 0));
   EXPECT_EQ(c.total, 5);
@@ -106,7 +101,7 @@ TEST(ThrottleOracle, ABudgetWithNoMinimumAllowsNoSequentialRetry) {
 
 TEST(ThrottleOracle, EachTenantHasItsOwnThrottle) {
   // Two tenants alternate: each sees the one-tenant sequence at half speed.
-  const Policy policy = simple(3);
+  const Policy policy{.n = 1, .r = 3, .kind = PolicyKind::simple};
   const Plan plan = scripted_plan(6, FaultKind::overloaded, Times::always, policy);
   const Counts c = counts(run_oracle(policy, plan, live_timing(), fleet::parse_throttle("grpc:10,0.1"), 2));
   EXPECT_EQ(c.requests, (std::vector<std::int64_t>{4, 4, 1, 1, 1, 1}));
@@ -117,7 +112,7 @@ TEST(ThrottleOracle, EachTenantHasItsOwnThrottle) {
 }
 
 TEST(ThrottleOracle, NoThrottleIsTheOrdinaryOracle) {
-  const Policy policy = simple(2);
+  const Policy policy{.n = 1, .r = 2, .kind = PolicyKind::simple};
   const Plan plan = scripted_plan(4, FaultKind::cut, Times::always, policy);
   const OracleResult plain = run_oracle(policy, plan, live_timing());
   const OracleResult none = run_oracle(policy, plan, live_timing(), Throttle{}, 0);

@@ -9,7 +9,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/core/time_model.hpp"
 #include "relsim/live/oracle.hpp"
-#include "relsim/live/plan.hpp"
+#include "relsim/montecarlo/plan_gen.hpp"
 #include "relsim/montecarlo/simulate_time.hpp"
 #include "relsim/montecarlo/trace_time.hpp"
 #include "support/models.hpp"

@@ -19,6 +19,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/core/time_model.hpp"
 #include "relsim/exact/exact.hpp"
+#include "support/models.hpp"
 #include "support/time_closed_form.hpp"
 #include "support/input_error.hpp"
 
@@ -54,12 +55,6 @@ Backoff no_backoff() {
   return b;
 }
 
-Policy make_policy(PolicyKind kind, std::int64_t n, int r, int s = 2, int B = 0) {
-  Policy pol;
-  pol.kind = kind, pol.n = n, pol.r = r, pol.s = s, pol.B = B;
-  return pol;
-}
-
 ExactOptions with_kinds(const char* kinds) {
   ExactOptions opt;
   opt.kinds = parse_fault_weights(kinds);
@@ -80,13 +75,11 @@ struct LimitCase {
   bool no_backoff = false;  // --backoff none (then b must be 0)
 
   Model model() const {
-    Model m;
-    m.p = TwoStateRef{t_good, t_bad}.p();
-    m.q = TwoStateRef{t_good, t_bad}.bad_bad(D);
-    m.b = b;
-    m.g = g;
-    m.chain = continuous ? ChainScope::continuous : ChainScope::fresh;
-    return m;
+    return {.p = TwoStateRef{t_good, t_bad}.p(),
+            .q = TwoStateRef{t_good, t_bad}.bad_bad(D),
+            .b = b,
+            .g = g,
+            .chain = continuous ? ChainScope::continuous : ChainScope::fresh};
   }
   TimeModel time() const {
     TimeModel t;
@@ -106,15 +99,16 @@ struct LimitCase {
 std::vector<LimitCase> limit_cases() {
   const char* mixed = "cut=1,stall=1,slow_headers=2,http_529=1,overloaded=1,http_429=1";
   return {
-      {60, 20, 2.0, 3, 1, make_policy(PolicyKind::simple, 3, 2), "cut=1", false},
-      {30, 45, 0.5, 0, 4, make_policy(PolicyKind::simple, 2, 3), "cut=1,stall=1", true},
-      {100, 10, 1.0, 5, 2, make_policy(PolicyKind::layered, 2, 1, 2), mixed, false},
-      {100, 10, 1.0, 5, 2, make_policy(PolicyKind::layered, 2, 1, 2), mixed, true},
-      {50, 25, 4.0, 1, 10, make_policy(PolicyKind::layered, 4, 0, 3), "slow_headers=1,http_503=2,reset=1", false},
-      {40, 8, 0.25, 2, 3, make_policy(PolicyKind::budgeted, 2, 2, 2, 4), mixed, true},
-      {40, 8, 0.25, 2, 0, make_policy(PolicyKind::naive, 3, 2, 1), "cut=1,stall=1,http_500=1,reset=1,http_400=1",
-       false},
-      {7, 3, 1.5, 0, 0, make_policy(PolicyKind::simple, 5, 2), "overloaded=1,http_400=1", false, true},
+      {60, 20, 2.0, 3, 1, Policy{.n = 3, .r = 2, .kind = PolicyKind::simple}, "cut=1", false},
+      {30, 45, 0.5, 0, 4, Policy{.n = 2, .r = 3, .kind = PolicyKind::simple}, "cut=1,stall=1", true},
+      {100, 10, 1.0, 5, 2, Policy{.n = 2, .r = 1, .kind = PolicyKind::layered}, mixed, false},
+      {100, 10, 1.0, 5, 2, Policy{.n = 2, .r = 1, .kind = PolicyKind::layered}, mixed, true},
+      {50, 25, 4.0, 1, 10, Policy{.n = 4, .r = 0, .s = 3, .kind = PolicyKind::layered},
+       "slow_headers=1,http_503=2,reset=1", false},
+      {40, 8, 0.25, 2, 3, Policy{.n = 2, .r = 2, .B = 4, .kind = PolicyKind::budgeted}, mixed, true},
+      {40, 8, 0.25, 2, 0, Policy{.n = 3, .r = 2, .s = 1, .kind = PolicyKind::naive},
+       "cut=1,stall=1,http_500=1,reset=1,http_400=1", false},
+      {7, 3, 1.5, 0, 0, Policy{.n = 5, .r = 2, .kind = PolicyKind::simple}, "overloaded=1,http_400=1", false, true},
   };
 }
 
@@ -186,7 +180,8 @@ TimeModel hand_time_model(const HandCase& c, const Backoff& backoff) {
 double check_hand(const HandCase& c, const Backoff& backoff) {
   ExactOptions opt = with_kinds("cut=1");
   opt.distribution = false;  // the wall-time distribution has its own test below
-  const ExactResult t = exact_time(hand_time_model(c, backoff), make_policy(PolicyKind::simple, c.n, c.r), opt);
+  const ExactResult t =
+      exact_time(hand_time_model(c, backoff), Policy{.n = c.n, .r = c.r, .kind = PolicyKind::simple}, opt);
   const relsim_test::HandResult h = relsim_test::hand_closed_form(c);
   EXPECT_NEAR(t.success, h.success, kProofTol) << c.str();
   EXPECT_NEAR(t.env_error, 1.0 - h.success, kProofTol) << c.str();
@@ -244,7 +239,7 @@ TEST(TimeHandClosedForm, WallTimeDistributionAndQuantilesMatchCallByCallEnumerat
                             HandCase{900, 120, 2.0, 0.5, 0.0, {1, 5, 30}, 0.0, 4, 2, false},
                             HandCase{20, 80, 1.0, 1.0, 0.75, {0.5}, 0.0, 2, 4, false}}) {
     const ExactResult t = exact_time(hand_time_model(c, list_backoff(c.waits)),
-                                     make_policy(PolicyKind::simple, c.n, c.r), with_kinds("cut=1"));
+                                     Policy{.n = c.n, .r = c.r, .kind = PolicyKind::simple}, with_kinds("cut=1"));
     ASSERT_TRUE(t.seconds_complete) << c.str();
     const auto want = relsim_test::hand_seconds_distribution(c);
     std::map<std::pair<std::int64_t, int>, double> got;
@@ -300,7 +295,8 @@ TEST(TimeRetryAfter, Http429WaitsTheServersRetryAfterInsteadOfTheJitteredBackoff
     t.request_seconds = d;
     t.backoff = exp_backoff(4.0, 8.0, 0.5);
     t.retry_after = ra;
-    const ExactResult e = exact_time(t, make_policy(PolicyKind::layered, 1, 0, 1), with_kinds("http_429=1"));
+    const ExactResult e =
+        exact_time(t, Policy{.n = 1, .r = 0, .s = 1, .kind = PolicyKind::layered}, with_kinds("http_429=1"));
     const bool honoured = ra > 0.0 && ra < 60.0;
     const double q = honoured ? ch.bad_bad(d + ra) : ch.bad_bad_jittered(d, 4.0, 0.5);
     const double wait = honoured ? ra : 4.0 * 0.75;
@@ -359,9 +355,10 @@ TEST(TimeJitter, OneJitteredWaitEqualsTheQuadratureOfTheFixedWaitEngine) {
   double worst = 0.0;
   for (const TimeChain& chain : {two_state_time_chain(120, 30), three_state_chain()})
     for (double jitter : {0.25, 0.5, 1.0})
-      for (const JitterCase& c : {JitterCase{chain, make_policy(PolicyKind::simple, 1, 1), "cut=1", 2.0, 6, 8, jitter},
-                                  JitterCase{chain, make_policy(PolicyKind::layered, 1, 0, 1), "http_503=1,cut=1", 0.5,
-                                             10, 8, jitter}}) {
+      for (const JitterCase& c :
+           {JitterCase{chain, Policy{.n = 1, .r = 1, .kind = PolicyKind::simple}, "cut=1", 2.0, 6, 8, jitter},
+            JitterCase{chain, Policy{.n = 1, .r = 0, .s = 1, .kind = PolicyKind::layered}, "http_503=1,cut=1", 0.5, 10,
+                       8, jitter}}) {
         const double w = std::min(c.base, c.cap);
         const std::vector<double> got = jittered_run(c);
         for (std::size_t i = 0; i < got.size(); ++i) {
@@ -378,7 +375,7 @@ TEST(TimeJitter, TwoJitteredWaitsEqualTheTwoDimensionalQuadrature) {
   // r = 2: waits 2 (1 - j U1) and 3 (1 - j U2) with independent U1, U2.
   double worst = 0.0;
   for (const TimeChain& chain : {two_state_time_chain(40, 20), three_state_chain()}) {
-    const JitterCase c{chain, make_policy(PolicyKind::simple, 1, 2), "cut=1", 1.0, 2, 3, 0.5};
+    const JitterCase c{chain, Policy{.n = 1, .r = 2, .kind = PolicyKind::simple}, "cut=1", 1.0, 2, 3, 0.5};
     const std::vector<double> got = jittered_run(c);
     for (std::size_t i = 0; i < 3; ++i) {
       const double want = relsim_test::integrate_unit([&](double u1) {
@@ -476,7 +473,7 @@ TEST(TimeBadInput, TimeModelFieldsOutOfRangeAreRefusedByExactTime) {
     TimeModel t;
     t.chain = two_state_time_chain(3600, 120);
     edit(t);
-    return input_error([&] { exact_time(t, make_policy(PolicyKind::simple, 2, 2)); });
+    return input_error([&] { exact_time(t, Policy{.n = 2, .r = 2, .kind = PolicyKind::simple}); });
   };
   expect_names(bad([](TimeModel& t) { t.request_seconds = -1.25; }), "-1.25");
   expect_names(bad([](TimeModel& t) { t.think_seconds = -4; }), "-4");

@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "relsim/live/tools/mcp_service.hpp"
-#include "relsim/live/tools/tool_audit.hpp"
-#include "relsim/live/tools/tool_catalog.hpp"
+#include "relsim/tools/mcp_service.hpp"
+#include "relsim/tools/tool_audit.hpp"
+#include "relsim/tools/tool_catalog.hpp"
 #include "support/files.hpp"
 #include "support/input_error.hpp"
 

@@ -63,8 +63,6 @@ TEST(Triage, MoreReloadsReadMoreLoads) {
             "the run needs load 3 and only 2 are given");
 }
 
-using test::model_of;
-
 TEST(Triage, FreshRatesAreTheClosedForms) {
   // P(bad after m steps | bad) = p + (1 - p) λ^m, λ = q - p0: careful fails
   // all k + 1 loads with p (p + (1 - p) λ^(b+1))^k; naive reports a false bug
@@ -73,7 +71,7 @@ TEST(Triage, FreshRatesAreTheClosedForms) {
     for (const double q : {p, 0.5, 0.8, 0.95})
       for (const std::int64_t b : {0, 1, 5, 40})
         for (const int k : {0, 1, 2, 5}) {
-          const Model m = model_of(p, q, b);
+          const Model m{.p = p, .q = q, .b = b};
           const double lambda = q - m.p0();
           const double env = p * std::pow(p + (1.0 - p) * std::pow(lambda, static_cast<double>(b + 1)), k);
           const TriageRates careful = triage_exact(m, Tester::careful, k);
@@ -89,12 +87,12 @@ TEST(Triage, FreshRatesAreTheClosedForms) {
           EXPECT_EQ(naive.healthy.mean_loads, 1.0);
         }
   // Independent faults: p^(k+1), whatever the delay.
-  EXPECT_NEAR(triage_exact(model_of(0.3, 0.3, 7), Tester::careful, 2).healthy.env_error, 0.027, 1e-15);
+  EXPECT_NEAR(triage_exact(Model{.p = 0.3, .q = 0.3, .b = 7}, Tester::careful, 2).healthy.env_error, 0.027, 1e-15);
 }
 
 TEST(Triage, AReloadThatOutlastsTheBurstBringsTheIndependentValueBack) {
-  const double bursty = triage_exact(model_of(0.1, 0.9, 0), Tester::careful, 1).healthy.env_error;
-  const double waited = triage_exact(model_of(0.1, 0.9, 500), Tester::careful, 1).healthy.env_error;
+  const double bursty = triage_exact(Model{.p = 0.1, .q = 0.9}, Tester::careful, 1).healthy.env_error;
+  const double waited = triage_exact(Model{.p = 0.1, .q = 0.9, .b = 500}, Tester::careful, 1).healthy.env_error;
   EXPECT_NEAR(bursty, 0.09, 1e-12);  // p q
   EXPECT_NEAR(waited, 0.01, 1e-12);  // p^2
 }
@@ -135,34 +133,35 @@ TEST(Triage, ContinuousRatesAgreeWithOneLongChainWalkedByBruteForce) {
   // After a run that ended on a working load, the next starts g + 1 steps
   // after a good step: fewer failures than a fresh start when g is short.
   const std::int64_t runs = 2'000'000;
-  for (const auto& [m, k] :
-       std::vector<std::pair<Model, int>>{{model_of(0.1, 0.8, 0, 0, ChainScope::continuous), 1},
-                                          {model_of(0.2, 0.9, 2, 3, ChainScope::continuous), 2},
-                                          {model_of(0.05, 0.6, 1, 0, ChainScope::continuous), 3}}) {
+  for (const auto& [m, k] : std::vector<std::pair<Model, int>>{
+           {Model{.p = 0.1, .q = 0.8, .chain = ChainScope::continuous}, 1},
+           {Model{.p = 0.2, .q = 0.9, .b = 2, .g = 3, .chain = ChainScope::continuous}, 2},
+           {Model{.p = 0.05, .q = 0.6, .b = 1, .chain = ChainScope::continuous}, 3}}) {
     const TriageRates exact = triage_exact(m, Tester::careful, k);
     const TriageRates seen = walk(m, Tester::careful, k, runs, 20261202);
     const double e = exact.healthy.env_error;
     const double sd = std::sqrt(e * (1.0 - e) / static_cast<double>(runs));
     EXPECT_NEAR(seen.healthy.env_error, e, 5.0 * sd + 1e-9) << m.p << " " << m.q;
     EXPECT_NEAR(seen.healthy.mean_loads, exact.healthy.mean_loads, 0.002);
-    const TriageRates fresh = triage_exact(model_of(m.p, m.q, m.b), Tester::careful, k);
+    const TriageRates fresh = triage_exact(Model{.p = m.p, .q = m.q, .b = m.b}, Tester::careful, k);
     EXPECT_LT(e, fresh.healthy.env_error);
   }
   // Naive on a continuous chain reads one load per run, every g + 1 steps:
   // the chain's own law, p.
-  const Model m = model_of(0.1, 0.8, 0, 2, ChainScope::continuous);
+  const Model m{.p = 0.1, .q = 0.8, .g = 2, .chain = ChainScope::continuous};
   EXPECT_NEAR(triage_exact(m, Tester::naive, 1).false_bug(), 0.1, 1e-12);
   EXPECT_NEAR(walk(m, Tester::naive, 1, runs, 7).healthy.bug, 0.1, 5.0 * std::sqrt(0.09 / runs));
   // A long gap between runs forgets how the last one ended: the fresh value.
-  EXPECT_NEAR(triage_exact(model_of(0.1, 0.8, 0, 2000, ChainScope::continuous), Tester::careful, 2).healthy.env_error,
-              triage_exact(model_of(0.1, 0.8, 0), Tester::careful, 2).healthy.env_error, 1e-12);
+  EXPECT_NEAR(triage_exact(Model{.p = 0.1, .q = 0.8, .g = 2000, .chain = ChainScope::continuous}, Tester::careful, 2)
+                  .healthy.env_error,
+              triage_exact(Model{.p = 0.1, .q = 0.8}, Tester::careful, 2).healthy.env_error, 1e-12);
 }
 
 TEST(Triage, BadWordsAndReloadsAreRefusedByName) {
   EXPECT_EQ(test::input_error([] { parse_tester("sloppy"); }), "triage = 'sloppy' is not a tester: use naive or careful");
   EXPECT_EQ(test::input_error([] { parse_app_version("beta"); }),
             "version = 'beta' is not a version: use healthy or buggy");
-  EXPECT_EQ(test::input_error([] { triage_exact(model_of(0.1, 0.5), Tester::careful, -1); }),
+  EXPECT_EQ(test::input_error([] { triage_exact(Model{.p = 0.1, .q = 0.5}, Tester::careful, -1); }),
             "reloads = -1 is out of range: it must be in [0, 1000]");
 }
 

@@ -12,67 +12,61 @@
 #include "relsim/exact/enumerate.hpp"
 #include "relsim/exact/exact.hpp"
 #include "support/input_error.hpp"
+#include "support/models.hpp"
 
 namespace relsim {
 namespace {
-
-Model model(double p, double q, std::int64_t b = 0, std::int64_t g = 0) {
-  Model m;
-  m.p = p;
-  m.q = q;
-  m.b = b;
-  m.g = g;
-  return m;
-}
 
 using relsim::test::input_error;
 
 using relsim::test::expect_mentions;
 
 TEST(Validation, PAboveOneNamesTheValueAndRange) {
-  expect_mentions(input_error([] { validate(model(1.2, 0.5)); }), {"p = 1.2", "[0, 1]"});
+  expect_mentions(input_error([] { validate(Model{.p = 1.2, .q = 0.5}); }), {"p = 1.2", "[0, 1]"});
 }
 
 TEST(Validation, NegativePNamesTheValueAndRange) {
-  expect_mentions(input_error([] { validate(model(-0.1, 0.5)); }), {"p = -0.1", "[0, 1]"});
+  expect_mentions(input_error([] { validate(Model{.p = -0.1, .q = 0.5}); }), {"p = -0.1", "[0, 1]"});
 }
 
 TEST(Validation, NaNPIsRejected) {
-  expect_mentions(input_error([] { validate(model(std::nan(""), 0.5)); }), {"p = nan", "[0, 1]"});
-  expect_mentions(input_error([] { validate(model(0.3, std::nan(""))); }), {"q = nan", "[0, 1]"});
-  expect_mentions(input_error([] { validate(model(std::numeric_limits<double>::infinity(), 0.5)); }), {"p = inf"});
+  expect_mentions(input_error([] { validate(Model{.p = std::nan(""), .q = 0.5}); }), {"p = nan", "[0, 1]"});
+  expect_mentions(input_error([] { validate(Model{.p = 0.3, .q = std::nan("")}); }), {"q = nan", "[0, 1]"});
+  expect_mentions(input_error([] { validate(Model{.p = std::numeric_limits<double>::infinity(), .q = 0.5}); }),
+                  {"p = inf"});
 }
 
 TEST(Validation, QAboveOneNamesTheValueAndRange) {
-  expect_mentions(input_error([] { validate(model(0.3, 1.5)); }), {"q = 1.5", "[0, 1]"});
-  expect_mentions(input_error([] { validate(model(0.3, -0.2)); }), {"q = -0.2"});
+  expect_mentions(input_error([] { validate(Model{.p = 0.3, .q = 1.5}); }), {"q = 1.5", "[0, 1]"});
+  expect_mentions(input_error([] { validate(Model{.p = 0.3, .q = -0.2}); }), {"q = -0.2"});
 }
 
 TEST(Validation, QTooSmallForPNamesTheLowerBoundOfQ) {
   // p = 0.8: p0 = p(1-q)/(1-p) <= 1 needs q >= (2p-1)/p = 0.75.
-  expect_mentions(input_error([] { validate(model(0.8, 0.1)); }), {"q = 0.1", "p = 0.8", "0.75", "1]"});
+  expect_mentions(input_error([] { validate(Model{.p = 0.8, .q = 0.1}); }), {"q = 0.1", "p = 0.8", "0.75", "1]"});
   // p = 0.9: q >= 0.888...
-  expect_mentions(input_error([] { validate(model(0.9, 0.5)); }), {"q = 0.5", "0.888"});
+  expect_mentions(input_error([] { validate(Model{.p = 0.9, .q = 0.5}); }), {"q = 0.5", "0.888"});
 }
 
 TEST(Validation, QAtItsLowerBoundIsAccepted) {
-  EXPECT_NO_THROW(validate(model(0.8, 0.75)));
-  EXPECT_NO_THROW(validate(model(0.9, (2 * 0.9 - 1) / 0.9)));
-  EXPECT_NO_THROW(validate(model(0.9, 0.88888888888888884)));  // printed with 17 digits
-  EXPECT_NO_THROW(validate(model(0.5, 0.0)));
-  EXPECT_NEAR(model(0.8, 0.75).p0(), 1.0, 1e-12);
-  EXPECT_LE(model(0.9, 0.88888888888888884).p0(), 1.0);
+  EXPECT_NO_THROW(validate(Model{.p = 0.8, .q = 0.75}));
+  EXPECT_NO_THROW(validate(Model{.p = 0.9, .q = (2 * 0.9 - 1) / 0.9}));
+  EXPECT_NO_THROW(validate(Model{.p = 0.9, .q = 0.88888888888888884}));  // printed with 17 digits
+  EXPECT_NO_THROW(validate(Model{.p = 0.5, .q = 0.0}));
+  EXPECT_NEAR((Model{.p = 0.8, .q = 0.75}.p0()), 1.0, 1e-12);
+  EXPECT_LE((Model{.p = 0.9, .q = 0.88888888888888884}.p0()), 1.0);
 }
 
 TEST(Validation, POneNeedsQOne) {
-  expect_mentions(input_error([] { validate(model(1.0, 0.5)); }), {"q = 0.5", "p = 1", "must be 1"});
-  EXPECT_NO_THROW(validate(model(1.0, 1.0)));
+  expect_mentions(input_error([] { validate(Model{.p = 1.0, .q = 0.5}); }), {"q = 0.5", "p = 1", "must be 1"});
+  EXPECT_NO_THROW(validate(Model{.p = 1.0, .q = 1.0}));
 }
 
 TEST(Validation, NegativeSilentStepsNameTheValueAndRange) {
-  expect_mentions(input_error([] { validate(model(0.3, 0.8, -1, 0)); }), {"b = -1", "[0, 1000000000]"});
-  expect_mentions(input_error([] { validate(model(0.3, 0.8, 0, -3)); }), {"g = -3", "[0, 1000000000]"});
-  expect_mentions(input_error([] { validate(model(0.3, 0.8, kMaxSilentSteps + 1, 0)); }), {"b = 1000000001"});
+  expect_mentions(input_error([] { validate(Model{.p = 0.3, .q = 0.8, .b = -1}); }), {"b = -1", "[0, 1000000000]"});
+  expect_mentions(input_error([] { validate(Model{.p = 0.3, .q = 0.8, .g = -3}); }), {"g = -3", "[0, 1000000000]"});
+  expect_mentions(input_error([] { validate(Model{.p = 0.3, .q = 0.8, .b = kMaxSilentSteps + 1}); }),
+                  {"b = 1000000001"});
 }
 
 TEST(Validation, NZeroNamesTheValueAndRange) {
@@ -96,14 +90,15 @@ TEST(Validation, UnknownChainWordNamesTheWordAndTheChoices) {
 
 TEST(Validation, EnginesRejectInvalidInputBeforeComputing) {
   const Policy ok{2, 2};
-  for (const Model& bad : {model(1.2, 0.5), model(0.8, 0.1), model(1.0, 0.9), model(0.3, 0.8, -1, 0)}) {
+  for (const Model& bad : {Model{.p = 1.2, .q = 0.5}, Model{.p = 0.8, .q = 0.1}, Model{.p = 1.0, .q = 0.9},
+                           Model{.p = 0.3, .q = 0.8, .b = -1}}) {
     EXPECT_THROW(exact_matrix(bad, ok), InputError);
     EXPECT_THROW(exact_enumerate(bad, ok), InputError);
     EXPECT_THROW(exact_enumerate_naive(bad, ok), InputError);
   }
   for (const Policy& bad : {Policy{0, 2}, Policy{2, -1}, Policy{2, 1001}}) {
-    EXPECT_THROW(exact_matrix(model(0.3, 0.8), bad), InputError);
-    EXPECT_THROW(exact_enumerate(model(0.3, 0.8), bad), InputError);
+    EXPECT_THROW(exact_matrix(Model{.p = 0.3, .q = 0.8}, bad), InputError);
+    EXPECT_THROW(exact_enumerate(Model{.p = 0.3, .q = 0.8}, bad), InputError);
   }
 }
 

@@ -25,4 +25,10 @@ BurstShape burst_shape(const Model& model);
 std::string burst_words(const BurstShape& shape);
 std::string gap_words(const BurstShape& shape);
 
+// The other way, as --burst-mean gives it: a run of bad requests lasts
+// 1/(1-q) requests on average (geometric), so a mean burst length L >= 1 is
+// q = 1 - 1/L (L = 1: q = 0, no bad request follows a bad one). Throws
+// InputError naming L unless it is in [1, 1e15].
+double q_from_burst_mean(double burst_mean);
+
 }  // namespace relsim

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace relsim {
 
@@ -37,5 +38,8 @@ struct FaultWeights {
 // weight a finite number >= 0, total > 0. Throws InputError otherwise.
 FaultWeights parse_fault_weights(std::string_view spec);
 std::string to_string(const FaultWeights& weights);
+// The fault kinds a run draws (weight > 0), in enum order: the kinds whose
+// counts relsim simulate and relsim demo print.
+std::vector<FaultKind> drawn_fault_kinds(const FaultWeights& weights);
 
 }  // namespace relsim

@@ -1,4 +1,5 @@
 #pragma once
+// Header only: small classes whose calls sit in hot loops.
 // Client-side retry throttling as practised (docs/fleet.md, Throttles): the
 // state one client keeps for all the agents of a tenant, told of every
 // request sent and every answer, and asked before each retry. The fleet's

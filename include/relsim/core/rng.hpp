@@ -1,4 +1,5 @@
 #pragma once
+// Header only: the generator is inlined into every simulation kernel.
 // Counter-based randomness for the simulator (docs/model.md, Monte Carlo; never a shared stateful engine):
 // every number a task uses is Philox4x32-10 (Salmon, Moraes, Dror & Shaw,
 // "Parallel random numbers: as easy as 1, 2, 3", SC 2011) of a counter made
@@ -29,7 +30,7 @@ enum class Stream : std::uint32_t {
   // with some probability is bad.
   time_chain = 3,
   emission = 4,
-  // The mock server's outage mode (live/outage.hpp): the on/off schedule's
+  // The mock server's outage mode (server/outage.hpp): the on/off schedule's
   // first state and sojourns.
   outage = 5,
   // The fleet's event simulation (fleet/fleet.hpp): each task's served
@@ -37,11 +38,11 @@ enum class Stream : std::uint32_t {
   fleet_chain = 6,
   fleet_kind = 7,
   fleet_start = 8,
-  // BugHunt's page loads (live/bughunt_plan.hpp): whether each load of a run
+  // BugHunt's page loads (bughunt/bughunt_plan.hpp): whether each load of a run
   // fails, and how.
   page_load = 9,
   page_fault = 10,
-  // The MCP tools server's calls (live/tools/server_faults.hpp): whether call k
+  // The MCP tools server's calls (tools/server_faults.hpp): whether call k
   // fails, and how.
   tool_call = 11,
   tool_fault = 12,

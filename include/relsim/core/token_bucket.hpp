@@ -1,4 +1,5 @@
 #pragma once
+// Header only: one small class.
 // A per-minute request quota as a token bucket, the one model both the fleet
 // simulation (docs/fleet.md, The provider) and the mock server's provider
 // mode (docs/wire.md, Provider mode) answer 429s by, so that the live run and

@@ -1,4 +1,5 @@
 #pragma once
+// No version.cpp in the tree: the build writes it (sim/core/version_stamp.cmake).
 // Which relsim this is: the project's version (CMakeLists.txt) and the git
 // commit the build was made from ("unknown" outside a checkout, "-dirty"
 // after it when tracked files had uncommitted changes). Both are written

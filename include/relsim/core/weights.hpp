@@ -1,7 +1,7 @@
 #pragma once
 // Weights by name, as the command line gives them ("cut=1,stall=2"): the
 // fault kinds of the model (core/faults.hpp) and BugHunt's page faults
-// (live/bughunt_plan.hpp) are read by the same rules.
+// (bughunt/bughunt_plan.hpp) are read by the same rules.
 #include <cstddef>
 #include <functional>
 #include <limits>

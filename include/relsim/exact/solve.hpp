@@ -9,14 +9,18 @@
 // p + (1 - p)(q - p0)^(1+b) falls towards p). For q < p that power
 // alternates in sign, so b = 0 gives the retry its smallest P(bad) and no
 // larger b does better: only b = 0 is tried. Tests check the search against
-// a scan of every value.
+// a scan of every value. The answer's table and JSON: solve_report.hpp.
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
-#include "relsim/core/json.hpp"
+#include "relsim/core/model.hpp"
+#include "relsim/core/policy.hpp"
+#include "relsim/core/time_model.hpp"
+#include "relsim/exact/exact.hpp"
 
 namespace relsim {
 
@@ -52,12 +56,21 @@ SolveResult solve_for_target(SolveParam param, double target, std::int64_t low, 
                              const std::function<SolvePoint(std::int64_t)>& evaluate, bool only_low = false,
                              std::string note = "");
 
-// {"solve": "r", "target": .., "found": true, "value": .., "success": ..,
-// "mean_requests": .., "below": {"value", "success", "mean_requests"} or
-// null, "low": .., "limit": .., "evaluations": .., "note": ..}; value,
-// success and mean_requests are null when nothing meets the target.
-Json solve_json(const SolveResult& result);
-// The same in words: one line for the answer, one for the value below it.
-std::string solve_words(const SolveResult& result);
+// The values a search may take for `policy`: [low, limit], within the
+// ranges validate() accepts. Throws InputError for a parameter this policy or
+// mode has not: s for the simple policy, B for any but budgeted, b in time
+// mode (its waits come from --backoff).
+std::pair<std::int64_t, std::int64_t> solve_range(SolveParam param, const Policy& policy, bool timed);
+// `policy` with the searched parameter set to v (b is the model's, so the
+// policy is unchanged for it).
+Policy with_value(Policy policy, SolveParam param, std::int64_t v);
+
+// The search over the exact engine (the requests distribution left out):
+// the discrete chain, where b is the model's and q < p tries b = 0 only (see
+// above), or time mode. `base` holds every parameter but the one searched.
+SolveResult solve_exact(const Model& model, const Policy& base, SolveParam param, double target,
+                        ExactOptions options);
+SolveResult solve_exact_time(const TimeModel& time, const Policy& base, SolveParam param, double target,
+                             ExactOptions options);
 
 }  // namespace relsim

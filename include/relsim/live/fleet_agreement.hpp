@@ -2,6 +2,7 @@
 // A live fleet run beside the simulation of the same scenario (docs/fleet.md,
 // The fleet, live): each figure of the live run against its spread over the
 // simulation's replicates, and the server's log against the client's counts.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,5 +47,31 @@ struct LogAgreement {
   std::vector<std::string> problems;  // one line each
 };
 LogAgreement check_log(const FleetLiveResult& live, const fleet::Scenario& scenario);
+
+// relsim fleet --live: the replicates simulated one by one, the live run,
+// the replicates pooled, and the two comparisons.
+struct FleetAgreementRun {
+  fleet::Scenario scenario;
+  fleet::RunConfig config;  // the pooled run's: replicates 0 .. replicates - 1
+  FleetLiveConfig live_config;
+  FleetLiveResult live;
+  fleet::FleetResult pooled;
+  std::vector<FigureAgreement> figures;
+  LogAgreement log;
+
+  // The log agrees, and every judged figure.
+  bool agrees() const;
+};
+
+// Simulates `replicates` replicates one at a time (calling `simulated`
+// with the number done after each), runs the scenario live replaying
+// live_config.replicate's draws, simulates the replicates pooled, and
+// compares. Throws InputError as validate_live and fleet::validate do
+// (before any run), when the duration let a replicate start fewer tasks
+// than the live run runs (it runs them all), and as compare_figures does
+// for fewer than two replicates (after the runs: check that first).
+FleetAgreementRun run_fleet_agreement(const fleet::Scenario& scenario, fleet::RunConfig config,
+                                      const FleetLiveConfig& live_config, int replicates, bool force,
+                                      const std::function<void(int)>& simulated = {});
 
 }  // namespace relsim

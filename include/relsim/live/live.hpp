@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "relsim/live/client/client.hpp"
+#include "relsim/client/client.hpp"
 #include "relsim/live/oracle.hpp"
-#include "relsim/live/plan.hpp"
-#include "relsim/live/server/server.hpp"
+#include "relsim/formats/plan.hpp"
+#include "relsim/server/server.hpp"
 
 namespace relsim {
 
@@ -49,8 +49,5 @@ struct LiveOptions {
 // options or a plan the policy outruns.
 LiveCheck run_live_check(const Plan& plan, const Policy& policy, const ClientTiming& timing,
                          const LiveOptions& options);
-
-// One line per task: task,oracle_outcome,oracle_requests,live_outcome,live_requests,seconds,match
-std::string live_csv(const LiveCheck& check);
 
 }  // namespace relsim

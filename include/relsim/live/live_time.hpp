@@ -27,9 +27,9 @@
 #include "relsim/core/policy.hpp"
 #include "relsim/core/rng.hpp"
 #include "relsim/core/time_model.hpp"
-#include "relsim/live/client/client.hpp"
+#include "relsim/client/client.hpp"
 #include "relsim/live/oracle.hpp"
-#include "relsim/live/outage.hpp"
+#include "relsim/server/outage.hpp"
 #include "relsim/montecarlo/stats.hpp"
 
 namespace relsim {

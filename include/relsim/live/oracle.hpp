@@ -9,8 +9,8 @@
 
 #include "relsim/core/policy.hpp"
 #include "relsim/core/retry_throttle.hpp"
-#include "relsim/live/plan.hpp"
-#include "relsim/live/timing.hpp"
+#include "relsim/formats/plan.hpp"
+#include "relsim/client/timing.hpp"
 
 namespace relsim {
 

@@ -1,6 +1,6 @@
 #pragma once
 // One task of simulate_time (simulate_time.hpp) request by request: what a
-// time-mode plan (live/plan.hpp) writes. The same walk as the simulator
+// time-mode plan (formats/plan.hpp) writes. The same walk as the simulator
 // (montecarlo/time_walk.hpp) over the same draws, so the traces of every
 // task of a run sum to simulate_time's counts and total_microseconds for the
 // same time model, policy and config.

@@ -1,4 +1,5 @@
 #pragma once
+// Header only: types.
 // How the workbench (relsim ui) runs a relsim command: in-process, with its
 // standard output captured, so that GET /api/exact?p=0.3&... answers the very
 // bytes `relsim exact --p 0.3 ... --json` prints. The ui layer knows commands

@@ -27,7 +27,7 @@ namespace relsim::ui {
 
 // What the server serves: the workbench (its page and API), the BugHunt
 // shop (relsim/ui/shop.hpp), or the MCP tools server (POST /mcp,
-// relsim/live/tools/mcp_service.hpp), with the same connection handling and
+// relsim/tools/mcp_service.hpp), with the same connection handling and
 // guards.
 enum class Site { workbench, shop, tools };
 

@@ -1,0 +1,30 @@
+#pragma once
+// Internal to the CLI: what `relsim audit` prints and writes (docs/audit.md):
+// the summary a person reads first, the --json object, the per-task CSV.
+#include <optional>
+#include <string>
+
+#include "relsim/core/json.hpp"
+#include "relsim/audit/audit.hpp"
+
+namespace relsim {
+
+struct AuditReport {
+  std::string plan_path, log_path;
+  const Observations* obs = nullptr;
+  const AuditResult* result = nullptr;
+  std::optional<InferResult> infer;  // with --infer
+};
+
+// {"policy", "s", "r", "B"}: s null for simple, B null but for budgeted.
+Json policy_json(const Policy& policy);
+
+std::string audit_summary(const AuditReport& report);   // the human summary
+std::string audit_per_task(const AuditReport& report);  // --per-task rows, after the summary
+Json audit_json(const AuditReport& report);             // --json
+// --json --per-task: "per_task", the --out CSV's rows as objects (hang a
+// bool, checks and requests_per_call arrays).
+Json audit_per_task_json(const AuditReport& report);
+std::string audit_csv(const AuditReport& report);       // --out
+
+}  // namespace relsim

@@ -1,0 +1,207 @@
+// The per-task checks of an audit and their totals (audit.hpp, docs/audit.md).
+#include "relsim/audit/audit.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+#include "relsim/client/retry_wait.hpp"
+
+namespace relsim {
+
+std::string_view to_string(Check check) {
+  switch (check) {
+    case Check::requests: return "requests";
+    case Check::outcome: return "outcome";
+    case Check::wait: return "wait";
+    case Check::retry_count: return "retry_count";
+    case Check::exhausted: return "exhausted";
+  }
+  return "?";
+}
+
+void validate(const AuditOptions& options) {
+  validate(options.policy);
+  validate(options.timing);
+  if (!std::isfinite(options.wait_tolerance) || options.wait_tolerance < 0.0)
+    throw InputError(fmt::format("wait-tolerance = {} is out of range: it must be a finite number of seconds >= 0",
+                                 options.wait_tolerance));
+}
+
+std::optional<double> AuditResult::amplification() const {
+  if (layered == 0) return std::nullopt;
+  return static_cast<double>(sent) / static_cast<double>(layered);
+}
+
+namespace {
+
+// The policy run over the task's plan: the call state before each request it sends.
+struct Expected {
+  std::vector<CallState> before;
+  std::int64_t count = 0;
+  bool ran_off = false;
+  OutcomeClass outcome;
+};
+
+Expected expect(const Policy& policy, const TaskPlan& plan) {
+  Expected e;
+  TaskRunner runner(policy);
+  for (const PlannedRequest& r : plan.requests) {
+    e.before.push_back(runner.state());
+    runner.feed(r);
+    if (runner.ended()) break;
+  }
+  e.ran_off = !runner.ended();
+  e.count = e.ran_off ? static_cast<std::int64_t>(plan.requests.size()) : runner.requests();
+  e.outcome = runner.outcome();
+  return e;
+}
+
+// Seconds a wait may fall short of its shortest backoff (clock granularity).
+constexpr double kWaitSlackBelow = 0.05;
+
+struct Finding {
+  Check check;
+  std::int64_t at;  // the request whose entry the client reacted to
+  std::string text;
+};
+
+void check_counts(const Expected& e, const TaskPlan& plan, const TaskObservation& o, std::vector<Finding>& out) {
+  const auto length = static_cast<std::int64_t>(plan.requests.size());
+  const std::int64_t last = std::max<std::int64_t>(std::min(e.count, o.sent) - 1, 0);
+  if (e.ran_off ? !(o.exhausted > 0 && o.sent - o.exhausted == length) : o.sent != e.count)
+    out.push_back({Check::requests, last,
+                   e.ran_off ? fmt::format("sent {} request{}; the plan's {} end before the policy ends the task",
+                                           o.sent, o.sent == 1 ? "" : "s", length)
+                             : fmt::format("sent {} request{}, the policy sends {}", o.sent, o.sent == 1 ? "" : "s", e.count)});
+  if (o.exhausted > 0 && !e.ran_off)
+    out.push_back({Check::exhausted, last,
+                   fmt::format("{} request{} past the end of the script ({} entries)", o.exhausted,
+                               o.exhausted == 1 ? "" : "s", length)});
+  if (!e.ran_off && o.outcome && *o.outcome != e.outcome.outcome) {
+    std::string seen = o.reported ? fmt::format("reported {}", to_string(*o.reported)) : "no outcome reported";
+    if (o.reported && *o.reported != *o.outcome)
+      seen += fmt::format(" with {} good request{} of n: partial_done", o.good, o.good == 1 ? "" : "s");
+    if (!o.reported) seen += ", the last request left open (or a stall never retried): hang";
+    out.push_back({Check::outcome, last, fmt::format("{}, expected {}", seen, e.outcome.name())});
+  }
+}
+
+void check_requests(const AuditOptions& opt, const Expected& e, const TaskPlan& plan, const TaskObservation& o,
+                    std::vector<Finding>& out) {
+  const std::int64_t m = std::min(e.count, o.sent);
+  for (std::int64_t i = 0; i < m; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const int rc = o.retry_count[u];
+    if (rc != kRetryCountAbsent && rc != e.before[u].http) {
+      out.push_back({Check::retry_count, std::max<std::int64_t>(i - 1, 0),
+                     fmt::format("request {}: x-stainless-retry-count {}, expected {}", i,
+                                 rc == kRetryCountInvalid ? std::string("not a count") : std::to_string(rc),
+                                 e.before[u].http)});
+      break;
+    }
+  }
+  if (!opt.check_waits) return;
+  for (std::int64_t i = 1; i < m; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const PlannedRequest& failed = plan.requests[u - 1];
+    if (e.before[u].used == 0 || !failed) continue;  // a call's first request
+    // The server's retry-after is not known to the audit: the backoff's window.
+    const RetryWait w = retry_wait(opt.timing, 0.0, e.before[u - 1], e.before[u], *failed);
+    const double waited = (o.received_ms[u] - o.finished_ms[u - 1]) / 1000.0;
+    if (w.accepts(waited, kWaitSlackBelow, opt.wait_tolerance)) continue;
+    out.push_back({Check::wait, i - 1,
+                   fmt::format("request {}: waited {:.3f} s after request {}, expected {:.3f} to {:.3f} s ({} retry {})",
+                               i, waited, i - 1, std::max(w.shortest() - kWaitSlackBelow, 0.0),
+                               w.max + opt.wait_tolerance, w.http ? "HTTP" : "stream", w.retry)});
+    break;
+  }
+}
+
+std::vector<std::int64_t> requests_per_call(const TaskPlan& plan, const TaskObservation& o) {
+  std::vector<std::int64_t> calls;
+  std::int64_t count = 0;
+  for (std::int64_t i = 0; i < o.sent; ++i) {
+    ++count;
+    if (i < static_cast<std::int64_t>(plan.requests.size()) && !plan.requests[static_cast<std::size_t>(i)]) {
+      calls.push_back(count);
+      count = 0;
+    }
+  }
+  if (count > 0) calls.push_back(count);
+  return calls;
+}
+
+}  // namespace
+
+TaskAudit audit_task(const AuditOptions& options, const TaskPlan& plan, const TaskObservation& obs) {
+  const Expected e = expect(options.policy, plan);
+  TaskAudit a;
+  a.task = obs.task;
+  a.expected = e.count;
+  a.ran_off = e.ran_off;
+  a.expected_outcome = e.outcome;
+  a.per_call = requests_per_call(plan, obs);
+  std::vector<Finding> found;
+  check_counts(e, plan, obs, found);
+  check_requests(options, e, plan, obs, found);
+  std::int64_t blame = -1;
+  for (const Finding& f : found) {
+    a.checks |= 1U << static_cast<unsigned>(f.check);
+    a.detail += (a.detail.empty() ? "" : "; ") + f.text;
+    blame = blame < 0 ? f.at : std::min(blame, f.at);
+  }
+  const auto length = static_cast<std::int64_t>(plan.requests.size());
+  if (blame >= 0) a.blame = plan_name(plan.requests[static_cast<std::size_t>(std::min(blame, length - 1))]);
+  return a;
+}
+
+namespace {
+
+std::int64_t layered_requests(const Policy& audited, const TaskPlan& plan) {
+  Policy layered = audited;
+  layered.kind = PolicyKind::layered;
+  if (audited.kind == PolicyKind::simple) layered.s = 0;
+  TaskRunner runner(layered);
+  for (const PlannedRequest& r : plan.requests)
+    if (!runner.feed(r)) break;
+  return runner.requests();
+}
+
+void tally(AuditResult& res, const TaskAudit& a, const TaskObservation& o) {
+  if (a.checks != 0) {
+    ++res.mismatches;
+    ++res.by_kind[a.blame];
+  }
+  if (!a.consistent()) ++res.inconsistent;
+  for (int c = 0; c < kChecks; ++c)
+    if (a.failed(static_cast<Check>(c))) ++res.by_check[static_cast<std::size_t>(c)];
+  res.sent += o.sent;
+  res.expected += a.expected;
+  for (const std::int64_t k : a.per_call) ++res.per_call[k];
+  ++res.expected_outcomes[static_cast<std::size_t>(a.expected_outcome.outcome)];
+  if (!o.outcome) ++res.no_outcome;
+  else ++res.observed_outcomes[static_cast<std::size_t>(*o.outcome)];
+  if (o.outcome == Outcome::hang) ++res.hangs;
+  if (o.outcome == Outcome::crash) ++res.crashes;
+}
+
+}  // namespace
+
+AuditResult run_audit(const Plan& plan, const Observations& obs, const AuditOptions& options) {
+  validate(options);
+  AuditResult res;
+  res.policy = options.policy;
+  res.tasks.reserve(obs.tasks.size());
+  for (const TaskObservation& o : obs.tasks) {
+    const TaskPlan& tp = plan.tasks[static_cast<std::size_t>(o.task)];
+    res.tasks.push_back(audit_task(options, tp, o));
+    tally(res, res.tasks.back(), o);
+    res.layered += layered_requests(options.policy, tp);
+  }
+  return res;
+}
+
+}  // namespace relsim

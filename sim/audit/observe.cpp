@@ -1,0 +1,147 @@
+// What the log says about each task, once (audit.hpp, observe): the plan, the
+// request log and the reported outcomes joined, and checked to belong together.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+#include "relsim/core/parse.hpp"
+#include "relsim/audit/audit.hpp"
+
+namespace relsim {
+namespace {
+
+std::string entry_name(const RequestLine& r) {
+  return r.exhausted ? "(script exhausted)" : plan_name(r.entry);
+}
+
+// Every indexed request was served the plan's entry at its task and index,
+// checked in log order so the error names the first line from another plan.
+void check_same_plan(const Plan& plan, const RequestLog& log) {
+  const auto tasks = static_cast<std::int64_t>(plan.tasks.size());
+  if (const auto pt = log.header.find("plan_tasks"); pt != log.header.end() && pt->is_number_integer() &&
+                                                     pt->get<std::int64_t>() != tasks)
+    throw InputError(fmt::format("{}: the log is from another plan: its header has plan_tasks = {}, the plan has {}",
+                                 log.where, pt->get<std::int64_t>(), tasks));
+  for (const RequestLine& r : log.requests) {
+    if (r.index < 0) continue;
+    const std::string at = fmt::format("{}:{}: the log is from another plan: task {}", log.where, r.line, r.task);
+    if (r.task >= tasks) throw InputError(fmt::format("{} is not in the plan ({} tasks)", at, tasks));
+    const auto& script = plan.tasks[static_cast<std::size_t>(r.task)].requests;
+    const auto length = static_cast<std::int64_t>(script.size());
+    if (r.exhausted && r.index < length)
+      throw InputError(fmt::format("{}: request {} found the script exhausted, the plan holds {} requests", at,
+                                   r.index, length));
+    if (!r.exhausted && (r.index >= length || r.entry != script[static_cast<std::size_t>(r.index)]))
+      throw InputError(fmt::format("{}: request {} was served '{}', the plan has {}", at, r.index, entry_name(r),
+                                   r.index < length ? fmt::format("'{}'", plan_name(script[static_cast<std::size_t>(r.index)]))
+                                                    : fmt::format("only {} requests", length)));
+  }
+}
+
+// The last report of each task: the log's, then the overrides'.
+std::vector<const OutcomeReport*> last_reports(const RequestLog& log, const std::vector<OutcomeReport>* overrides,
+                                               std::int64_t tasks, const std::string& outcomes_where) {
+  std::vector<const OutcomeReport*> last(static_cast<std::size_t>(tasks), nullptr);
+  for (const OutcomeReport& o : log.outcomes) {
+    if (o.task >= tasks)
+      throw InputError(fmt::format("{}:{}: the log is from another plan: an outcome for task {}, not in the plan ({} "
+                                   "tasks)",
+                                   log.where, o.line, o.task, tasks));
+    last[static_cast<std::size_t>(o.task)] = &o;
+  }
+  if (overrides) {
+    for (const OutcomeReport& o : *overrides) {
+      if (o.task >= tasks)
+        throw InputError(fmt::format("{}:{}: an outcome for task {}, which is not in the plan (tasks 0 to {})",
+                                     outcomes_where, o.line, o.task, tasks - 1));
+      last[static_cast<std::size_t>(o.task)] = &o;
+    }
+  }
+  return last;
+}
+
+int retry_count_value(const std::optional<std::string>& text) {
+  if (!text) return kRetryCountAbsent;
+  const auto v = parse_number<int>(*text);
+  return v && *v >= 0 ? *v : kRetryCountInvalid;
+}
+
+// One task's requests (sorted by index, checked to be 0, 1, 2 ...) and report.
+TaskObservation observe_task(std::int64_t task, const std::vector<const RequestLine*>& requests,
+                             const OutcomeReport* report, std::int64_t n, const std::string& where) {
+  TaskObservation o;
+  o.task = task;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const RequestLine& r = *requests[i];
+    if (r.index != static_cast<std::int64_t>(i))
+      throw InputError(r.index < static_cast<std::int64_t>(i)
+                           ? fmt::format("{}:{}: task {}: request index {} appears twice", where, r.line, task, r.index)
+                           : fmt::format("{}: task {}: request index {} is missing from the log", where, task, i));
+    ++o.sent;
+    if (r.exhausted) ++o.exhausted;
+    else if (!r.entry) ++o.good;
+    o.retry_count.push_back(retry_count_value(r.retry_count));
+    o.received_ms.push_back(r.received_ms);
+    o.finished_ms.push_back(r.finished_ms);
+  }
+  // A hang: the last request still open at shutdown, or a stall the client
+  // never got past (no retry, no report: it left only when its process did).
+  const RequestLine* last = requests.empty() ? nullptr : requests.back();
+  o.stopped = last && (last->end == RequestEnd::stopped ||
+                       (last->end == RequestEnd::client_gone && last->served && last->entry == FaultKind::stall));
+  if (report) {
+    o.reported = report->outcome;
+    o.detail = report->detail;
+    o.outcome = report->outcome == Outcome::done && o.good < n ? Outcome::partial_done : report->outcome;
+  } else if (o.stopped) {
+    o.outcome = Outcome::hang;
+  }
+  return o;
+}
+
+}  // namespace
+
+void check_auditable(const Plan& plan, const std::string& where) {
+  for (const char* key : {"b", "g"}) {
+    const auto it = plan.header.find(key);
+    if (it == plan.header.end()) continue;
+    if (!it->is_number() || it->get<double>() != 0.0)
+      throw InputError(fmt::format("{}: the plan has {} = {}: an audited plan needs b = g = 0 (a server cannot tell "
+                                   "a retry after silent steps from the next call)",
+                                   where, key, json_excerpt(*it)));
+  }
+}
+
+Observations observe(const Plan& plan, const RequestLog& log, const std::vector<OutcomeReport>* overrides,
+                     std::int64_t n, const std::string& outcomes_where) {
+  check_auditable(plan, "the plan");
+  check_same_plan(plan, log);
+  Observations out;
+  out.plan_tasks = static_cast<std::int64_t>(plan.tasks.size());
+  const auto reports = last_reports(log, overrides, out.plan_tasks, outcomes_where);
+  std::vector<const RequestLine*> indexed;
+  indexed.reserve(log.requests.size());
+  for (const RequestLine& r : log.requests) {
+    if (r.index < 0) ++out.refused;
+    else indexed.push_back(&r);
+  }
+  std::stable_sort(indexed.begin(), indexed.end(), [](const RequestLine* a, const RequestLine* b) {
+    return a->task != b->task ? a->task < b->task : a->index < b->index;
+  });
+  std::size_t at = 0;
+  std::vector<const RequestLine*> mine;
+  for (std::int64_t t = 0; t < out.plan_tasks; ++t) {
+    mine.clear();
+    while (at < indexed.size() && indexed[at]->task == t) mine.push_back(indexed[at++]);
+    const OutcomeReport* report = reports[static_cast<std::size_t>(t)];
+    if (mine.empty() && !report) {
+      ++out.not_run;
+      continue;
+    }
+    out.tasks.push_back(observe_task(t, mine, report, n, log.where));
+  }
+  return out;
+}
+
+}  // namespace relsim

@@ -1,0 +1,248 @@
+// relsim simulate's run and its JSON and table (simulate_report.hpp).
+#include "relsim/montecarlo/simulate_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "relsim/core/bursts.hpp"
+#include "relsim/core/count_quantiles.hpp"
+#include "relsim/exact/exact.hpp"
+#include "relsim/exact/report.hpp"
+
+namespace relsim {
+namespace {
+
+// Outcome class -> count. The simple policy's kernel counts successes and
+// env_errors only, so its classes carry no kind.
+Json simulate_outcomes_json(const SimResult& sim) {
+  Json out = Json::object();
+  if (!sim.outcomes_by_class) {
+    out["done"] = sim.successes;
+    out["env_error"] = sim.env_errors();
+    return out;
+  }
+  for (int o = 0; o < kOutcomeClasses; ++o)
+    if (sim.outcomes[static_cast<std::size_t>(o)] > 0 || o == 0)
+      out[outcome_class(o).name()] = sim.outcomes[static_cast<std::size_t>(o)];
+  return out;
+}
+
+std::int64_t simulate_wrong_count(const SimResult& sim) {
+  std::int64_t wrong = 0;
+  for (int o = 0; o < kOutcomeClasses; ++o)
+    if (is_wrong(outcome_class(o).outcome)) wrong += sim.outcomes[static_cast<std::size_t>(o)];
+  for (int x = 0; x < kToolClasses; ++x)
+    if (is_wrong(static_cast<ToolClass>(x))) wrong += sim.tool_outcomes[static_cast<std::size_t>(x)];
+  return wrong;
+}
+
+std::string simulate_percent(double x) { return fmt::format("{:.3g}%", 100.0 * x); }
+
+constexpr const char* kSimulateNoHistograms =
+    "a task can send more requests than the simulation keeps counts for (1,000,000): no quantiles";
+
+// The per-task request counts are kept unless a task could send more than
+// kMaxHistogramRequests.
+bool simulate_histograms_kept(const SimResult& sim) { return !sim.done_by_requests.empty(); }
+
+// Time mode: the wall time's mean and quantiles, with intervals, and the
+// exact mean the mean's interval is checked against.
+void add_simulate_time_json(Json& j, const SimulateCheck& r) {
+  const TimeSimResult& t = *r.timed;
+  j["mean_seconds"] = t.mean_seconds;
+  j["mean_seconds_ci"] = Json::array({t.mean_interval.low, t.mean_interval.high});  // +inf: null
+  j["sd_seconds"] = t.sd_seconds;
+  j["exact_mean_seconds"] = r.exact_mean_seconds;
+  j["mean_seconds_covered"] = t.mean_interval.covers(r.exact_mean_seconds);
+  if (t.quantiles_available) {
+    Json point = Json::object(), ci = Json::object();
+    for (const SimQuantile& q : t.quantiles) {
+      const std::string name = fmt::format("p{}", q.percent);
+      point[name] = q.seconds;
+      ci[name] = Json::array({q.interval.low, q.interval.high});
+    }
+    j["seconds_quantiles"] = std::move(point);
+    j["seconds_quantiles_ci"] = std::move(ci);
+  } else {
+    j["seconds_quantiles"] = nullptr;
+    j["seconds_quantiles_ci"] = nullptr;
+  }
+  if (!t.quantiles_note.empty()) j["seconds_quantiles_note"] = t.quantiles_note;
+}
+
+using SimulateRowSink = std::function<void(std::string_view, const std::string&)>;
+
+// The model's rows: the discrete chain, or the time model.
+void simulate_model_rows(const SimulateSetup& setup, const SimulateRowSink& row) {
+  const ChainScope scope = setup.time ? setup.time->scope : setup.model.chain;
+  const std::string scope_words =
+      scope == ChainScope::fresh ? std::string("fresh") : fmt::format("continuous, {} lanes", setup.config.lanes);
+  if (setup.time) {
+    row("chain", setup.chain_words);
+    row("chain scope", scope_words);
+    for (const auto& named : time_model_rows(*setup.time)) row(named.first, named.second);
+    return;
+  }
+  const Model& model = setup.model;
+  row("model", model.independent() ? fmt::format("independent, p = {}", model.p)
+                                   : fmt::format("bursty, p = {}, q = {}, p0 = {:.6g}", model.p, model.q, model.p0()));
+  const BurstShape shape = burst_shape(model);
+  row("mean burst", burst_words(shape));
+  row("mean gap", gap_words(shape));
+  row("silent steps", fmt::format("b = {}, g = {}", model.b, model.g));
+  row("chain scope", scope_words);
+}
+
+std::string simulate_seconds_interval(const Interval& i) {
+  return std::isfinite(i.high) ? fmt::format("[{:.6g}, {:.6g}]", i.low, i.high)
+                               : fmt::format("[{:.6g}, +inf)", i.low);
+}
+
+void simulate_time_rows(const SimulateSetup& setup, const SimulateCheck& r, const SimulateRowSink& row) {
+  const TimeSimResult& t = *r.timed;
+  const std::string level = fmt::format("{:g}%", 100.0 * setup.confidence);
+  row("mean seconds", fmt::format("{:.6g} ({} interval {}, sd {:.6g})", t.mean_seconds, level,
+                                  simulate_seconds_interval(t.mean_interval), t.sd_seconds));
+  row("exact mean seconds", fmt::format("{:.12g}", r.exact_mean_seconds));
+  row("mean covers exact", t.mean_interval.covers(r.exact_mean_seconds) ? "yes" : "no");
+  if (t.quantiles_available)
+    for (const SimQuantile& q : t.quantiles)
+      row(fmt::format("seconds p{}", q.percent),
+          fmt::format("{:.6g} ({} interval {})", q.seconds, level, simulate_seconds_interval(q.interval)));
+  if (!t.quantiles_note.empty()) row("seconds quantiles", t.quantiles_note);
+}
+
+}  // namespace
+
+SimulateCheck simulate_and_check(const SimulateSetup& setup, const std::function<void()>& simulated) {
+  SimulateCheck r;
+  ExactOptions exact_options;
+  exact_options.distribution = false;
+  exact_options.kinds = setup.config.kinds;
+  exact_options.tools = setup.config.tools;
+  if (setup.time) {
+    TimeSimOptions time_options;
+    time_options.confidence = setup.confidence;
+    r.timed = simulate_time(*setup.time, setup.policy, setup.config, time_options);
+    r.sim = r.timed->counts;
+    if (simulated) simulated();
+    const ExactResult exact = exact_time(*setup.time, setup.policy, exact_options);
+    r.exact = exact.success;
+    r.exact_fault_share = exact.fault_share();
+    r.exact_mean_seconds = exact.mean_seconds;
+  } else {
+    r.sim = simulate(setup.model, setup.policy, setup.config);
+    if (simulated) simulated();
+    const ExactResult exact = exact_matrix(setup.model, setup.policy, exact_options);
+    r.exact = exact.success;
+    r.exact_fault_share = exact.fault_share();
+    if (setup.config.tools)
+      r.tools = tool_estimates(*setup.config.tools, r.sim, exact, setup.interval, setup.confidence);
+  }
+  // Tasks of a continuous lane are correlated; the interval then widens by
+  // the design effect estimated from the run (1 for the fresh scope).
+  const ChainScope scope = setup.time ? setup.time->scope : setup.model.chain;
+  r.design_effect = scope == ChainScope::continuous ? r.sim.design_effect() : 1.0;
+  r.ci = effective_interval(setup.interval, r.sim.successes, r.sim.tasks, setup.confidence, r.design_effect);
+  r.covered = r.ci.covers(r.exact);
+  return r;
+}
+
+Json simulate_json(const SimulateSetup& setup, const SimulateCheck& r) {
+  const Policy& policy = setup.policy;
+  const SimResult& sim = r.sim;
+  Json j = setup.time ? time_head_json(setup.chain_json, *setup.time, policy) : model_json(setup.model, policy);
+  j["lanes"] = setup.config.lanes;
+  j["policy"] = std::string(to_string(policy.kind));
+  if (policy.kind != PolicyKind::simple) j["s"] = policy.s;
+  if (policy.kind == PolicyKind::budgeted) j["B"] = policy.B;
+  j["seed"] = setup.config.seed;
+  j["tasks"] = sim.tasks;
+  j["successes"] = sim.successes;
+  j["env_errors"] = sim.env_errors();
+  j["rate"] = r.rate();
+  j["interval"] = std::string(to_string(setup.interval));
+  j["confidence"] = setup.confidence;
+  j["ci_low"] = r.ci.low;
+  j["ci_high"] = r.ci.high;
+  j["design_effect"] = r.design_effect;
+  j["exact"] = r.exact;
+  j["covered"] = r.covered;
+  j["requests"] = sim.requests;
+  j["outcomes"] = simulate_outcomes_json(sim);
+  j["wrong"] = simulate_wrong_count(sim);
+  if (setup.config.tools) add_tool_json(j, *setup.config.tools, r.tools);
+  j["bad_requests"] = sim.bad_requests();
+  j["fault_share"] = sim.fault_share();
+  j["exact_fault_share"] = r.exact_fault_share;
+  if (!setup.time) {
+    const BurstShape shape = burst_shape(setup.model);
+    j["mean_burst_length"] = shape.mean_burst;
+    j["mean_gap"] = shape.mean_gap;
+  }
+  if (simulate_histograms_kept(sim)) {
+    j["requests_quantiles"] = outcome_quantiles_json(outcome_quantiles(sim.done_by_requests, sim.env_by_requests));
+  } else {
+    j["requests_quantiles"] = nullptr;
+    j["requests_quantiles_note"] = kSimulateNoHistograms;
+  }
+  j["kinds"] = to_string(setup.config.kinds);
+  Json faults = Json::object();
+  Json shares = Json::object();
+  for (const FaultKind kind : drawn_fault_kinds(setup.config.kinds)) {
+    const std::string name(to_string(kind));
+    faults[name] = sim.faults[static_cast<std::size_t>(kind)];
+    shares[name] = r.share(sim.faults[static_cast<std::size_t>(kind)]);
+  }
+  j["faults"] = std::move(faults);
+  j["fault_shares"] = std::move(shares);
+  if (r.timed) add_simulate_time_json(j, r);
+  return j;
+}
+
+std::string simulate_table(const SimulateSetup& setup, const SimulateCheck& r) {
+  const SimResult& sim = r.sim;
+  std::string s = setup.time ? "relsim simulate (time in seconds)\n" : "relsim simulate\n";
+  const SimulateRowSink row = [&](std::string_view name, const std::string& value) {
+    s += fmt::format("  {:<24} {}\n", name, value);
+  };
+  simulate_model_rows(setup, row);
+  row("policy", describe(setup.policy));
+  row("seed", fmt::format("{}", setup.config.seed));
+  row("successes", fmt::format("{}/{} = {:.6g}", sim.successes, sim.tasks, r.rate()));
+  row(fmt::format("{:g}% {} interval", 100.0 * setup.confidence, to_string(setup.interval)),
+      fmt::format("[{:.4f}, {:.4f}]", r.ci.low, r.ci.high));
+  if ((setup.time ? setup.time->scope : setup.model.chain) == ChainScope::continuous)
+    row("design effect", fmt::format("{:.4g} (lane correlation {:.4g}; the interval uses tasks / {:.4g})",
+                                     r.design_effect, sim.lag_correlation(), std::max(1.0, r.design_effect)));
+  row("exact P(success)", fmt::format("{:.12g}", r.exact));
+  const Json outcomes = simulate_outcomes_json(sim);
+  for (const auto& [name, count] : outcomes.items())
+    if (name != "done") row(fmt::format("  {}", name), fmt::format("{}", count.get<std::int64_t>()));
+  if (setup.config.tools) tool_table_rows(row, *setup.config.tools, r.tools);
+  if (sim.outcomes_by_class)
+    row("wrong outcomes", fmt::format("{} (crash, hang, partial_done{})", simulate_wrong_count(sim),
+                                      setup.config.tools ? ", side_effect_left, silent_wrong" : ""));
+  row("interval covers exact", r.covered ? "yes" : "no");
+  row("requests sent", fmt::format("{} ({:.6g} per task)", sim.requests,
+                                   static_cast<double>(sim.requests) / static_cast<double>(sim.tasks)));
+  row("requests quantiles",
+      simulate_histograms_kept(sim)
+          ? count_quantiles_words(*outcome_quantiles(sim.done_by_requests, sim.env_by_requests).all)
+          : std::string(kSimulateNoHistograms));
+  row("faults injected",
+      fmt::format("{} ({} of requests; exact fault share {})", sim.bad_requests(), simulate_percent(sim.fault_share()),
+                  simulate_percent(r.exact_fault_share)));
+  for (const FaultKind kind : drawn_fault_kinds(setup.config.kinds)) {
+    const std::int64_t count = sim.faults[static_cast<std::size_t>(kind)];
+    row(fmt::format("  {}", to_string(kind)),
+        fmt::format("{} ({} of requests)", count, simulate_percent(r.share(count))));
+  }
+  if (r.timed) simulate_time_rows(setup, r, row);
+  return s;
+}
+
+}  // namespace relsim

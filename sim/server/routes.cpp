@@ -1,0 +1,157 @@
+// Routing a request, and the messages endpoint up to the script entry it
+// takes (routes.hpp); replay.cpp answers as the entry says.
+#include "server/routes.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "relsim/core/parse.hpp"
+#include "server/replay.hpp"
+
+namespace relsim::mock {
+namespace {
+
+// The non-empty segments of a path: "/t//1/" -> {"t", "1"}.
+std::vector<std::string_view> split_path(std::string_view path) {
+  std::vector<std::string_view> parts;
+  std::size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '/') {
+      ++i;
+      continue;
+    }
+    const std::size_t j = std::min(path.find('/', i), path.size());
+    parts.push_back(path.substr(i, j - i));
+    i = j;
+  }
+  return parts;
+}
+
+// Seconds since the Unix epoch, for the rate-limit headers' reset time.
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Releases a unit of the provider's capacity when the reply holding it ends.
+class CapacityHold {
+ public:
+  explicit CapacityHold(Provider* provider) : provider_(provider) {}
+  ~CapacityHold() {
+    if (provider_) provider_->release();
+  }
+  CapacityHold(const CapacityHold&) = delete;
+  CapacityHold& operator=(const CapacityHold&) = delete;
+
+ private:
+  Provider* provider_;
+};
+
+LoggedRequest record(const Request& req, double received_ms) {
+  LoggedRequest r;
+  r.method = std::string(req.method_string());
+  r.target = std::string(req.target());
+  for (const auto& field : req)
+    r.headers.emplace_back(wire::lower_case(std::string(field.name_string())), std::string(field.value()));
+  r.body_bytes = req.body().size();
+  r.body = req.body().substr(0, kMaxLoggedBody);
+  r.received_ms = received_ms;
+  return r;
+}
+
+// POST /t/{task}/v1/messages: checks the method and body (neither takes an
+// entry), takes the task's next entry and has replay() answer it.
+net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task, double received, bool keep) {
+  ServerState& state = conn.state();
+  LoggedRequest rec = record(req, received);
+  if (req.method() != http::verb::post) {
+    state.log_unscripted(task, std::move(rec), 405);
+    co_await conn.not_allowed(std::string(req.method_string()), "POST", keep);
+    co_return keep;
+  }
+  const Json body = Json::parse(req.body(), nullptr, false);
+  if (body.is_discarded() || !body.is_object() || !body.contains("stream") || body["stream"] != true) {
+    state.log_unscripted(task, std::move(rec), 400);
+    co_await conn.send_error(400, "invalid_request_error",
+                             body.is_discarded() ? "request body is not valid JSON"
+                                                 : "request body must be a JSON object with \"stream\": true",
+                             keep);
+    co_return keep;
+  }
+  const std::size_t body_bytes = req.body().size();
+  Provider* provider = state.provider();
+  std::vector<std::pair<std::string, std::string>> limits;
+  if (provider) {
+    const Admission a = provider->admit(rec.header("x-api-key").value_or(""), state.model_seconds(received));
+    rec.tenant = a.tenant;
+    const double scale = provider->config().time_scale;
+    limits = rate_limit_headers(a, scale, wall_seconds());
+    switch (a.verdict) {
+      case Admission::Verdict::admitted: break;
+      case Admission::Verdict::bad_key:
+        state.log_refused(task, std::move(rec), 400, "key");
+        co_await conn.send_error(400, "invalid_request_error", a.why, keep);
+        co_return keep;
+      case Admission::Verdict::over_quota:
+        state.log_refused(task, std::move(rec), 429, "quota");
+        co_await conn.send_error(429, "rate_limit_error",
+                                 fmt::format("This request would exceed the rate limit of {:g} requests per minute "
+                                             "for this API key; retry after {} s",
+                                             a.limit, a.retry_after),
+                                 keep, limits);
+        co_return keep;
+      case Admission::Verdict::over_capacity:
+        limits.emplace_back("x-should-retry", "true");
+        state.log_refused(task, std::move(rec), 529, "capacity");
+        co_await conn.send_error(529, "overloaded_error", "Overloaded", keep, limits);
+        co_return keep;
+    }
+  }
+  // An admitted request holds a unit of the provider's capacity until its reply ends.
+  const CapacityHold hold(provider);
+  Popped p = state.pop(task, std::move(rec));
+  p.headers = std::move(limits);
+  if (!p.found) {
+    const bool ok = co_await conn.send_error(404, "not_found_error", p.why, keep);
+    state.finish(task, p, 404, ok ? "complete" : "client_gone");
+    co_return keep && ok;
+  }
+  const Outcome o = co_await replay(conn, task, p, body_bytes, keep);
+  state.finish(task, p, o.status, o.end);
+  co_return o.keep;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> parse_task(std::string_view s) {
+  // Digits only (no sign), and few enough that every such number fits.
+  if (s.size() > 18 || s.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  return parse_number<std::int64_t>(s);
+}
+
+net::awaitable<bool> handle(Connection& conn, Request& req) {
+  const double received = conn.state().now_ms();
+  const bool keep = req.keep_alive();
+  const std::string_view target(req.target().data(), req.target().size());
+  const std::string_view path = target.substr(0, target.find('?'));
+  const auto parts = split_path(path);
+
+  if (!parts.empty() && parts[0] == "control") co_return co_await control(conn, req, parts, keep);
+
+  std::optional<std::int64_t> task;
+  if (parts.size() == 4 && parts[0] == "t" && parts[2] == "v1" && parts[3] == "messages") task = parse_task(parts[1]);
+  if (!task) {
+    co_await conn.send_error(404, "not_found_error",
+                             fmt::format("unknown path '{}': the mock serves POST /t/{{task}}/v1/messages",
+                                         path.substr(0, 200)),
+                             keep);
+    co_return keep;
+  }
+  co_return co_await messages(conn, req, *task, received, keep);
+}
+
+}  // namespace relsim::mock

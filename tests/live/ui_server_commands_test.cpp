@@ -1,0 +1,83 @@
+// The workbench's HTTP server over the real commands (relsim::run_command):
+// each API path answers the very bytes the relsim executable prints for the
+// same command line, and an out-of-range value is a 400 naming it.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "live/ui_server_fixture.hpp"
+#include "relsim/cli/cli.hpp"
+#include "relsim/ui/ui_server.hpp"
+#include "support/run.hpp"
+
+namespace ui_server_commands_test {
+
+using namespace relsim::test::ui_server;
+
+// --- the real commands: the bytes relsim prints -----------------------------------
+
+relsim::ui::CommandRunner real_runner() {
+  return [](const Args& args, const CommandHooks& hooks) { return relsim::run_command(args, hooks); };
+}
+
+std::string cli_out(const std::string& args) {
+  const auto run = relsim::test::run_relsim(args);
+  EXPECT_EQ(run.code, 0) << args << ": " << run.err;
+  return run.out;
+}
+
+TEST(UiServerCommands, ExactAnswersWhatTheCliPrints) {
+  UiServer server(config(), real_runner());
+  const UiReply r = get(server.port(), "/api/exact?p=0.3&q=0.8&r=2&n=2");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, cli_out("exact --p 0.3 --q 0.8 --r 2 --n 2 --json"));
+  EXPECT_EQ(fmt::format("{:.6f}", r.json()["success"].get<double>()), "0.763675");
+}
+
+TEST(UiServerCommands, SimulateAnswersWhatTheCliPrints) {
+  UiServer server(config(), real_runner());
+  const UiReply r = get(server.port(), "/api/simulate?p=0.3&q=0.8&r=2&n=2&tasks=400&seed=20261001");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, cli_out("simulate --p 0.3 --q 0.8 --r 2 --n 2 --tasks 400 --seed 20261001 --json"));
+  EXPECT_EQ(r.json()["successes"], 310);
+}
+
+TEST(UiServerCommands, StreamResultIsTheCliJsonOnOneLine) {
+  UiServer server(config(), real_runner());
+  const UiReply r = get(server.port(), "/api/simulate/stream?p=0.3&q=0.8&r=2&n=2&tasks=400&seed=20261001");
+  EXPECT_EQ(r.status, 200);
+  const auto events = events_of(r.body);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().first, "result");
+  std::string cli = cli_out("simulate --p 0.3 --q 0.8 --r 2 --n 2 --tasks 400 --seed 20261001 --json");
+  while (!cli.empty() && cli.back() == '\n') cli.pop_back();
+  EXPECT_EQ(events.back().second, cli);
+}
+
+TEST(UiServerCommands, SweepAnswersTheCliCsv) {
+  UiServer server(config(), real_runner());
+  const UiReply r = get(server.port(), "/api/sweep?p=0.3&q=0.3,0.8&r=2&n=2&tasks=400&seed=20261001");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.header("content-type"), "text/csv; charset=utf-8");
+  EXPECT_EQ(r.body, cli_out("sweep --p 0.3 --q 0.3,0.8 --r 2 --n 2 --tasks 400 --seed 20261001"));
+  EXPECT_EQ(r.body.rfind("p,q,r,n,b,g,chain", 0), 0u) << r.body;
+}
+
+TEST(UiServerCommands, OracleCountsNineRequestsForNaiveUnderSlowHeaders) {
+  UiServer server(config(), real_runner());
+  const UiReply r = get(server.port(), "/api/oracle?fault=slow_headers&times=always&policy=naive&n=1&r=2");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body,
+            cli_out("oracle --fault slow_headers --times always --policy naive --n 1 --r 2 --json --per-task"));
+  EXPECT_EQ(r.json()["requests"], 9);
+}
+
+TEST(UiServerCommands, OutOfRangeValueIs400NamingIt) {
+  UiServer server(config(), real_runner());
+  expect_error(get(server.port(), "/api/exact?p=1.2&r=2&n=2"), 400, "1.2");
+  expect_error(get(server.port(), "/api/exact?p=0.3&r=2&n=2&chain=sideways"), 400, "sideways");
+}
+
+}  // namespace ui_server_commands_test
