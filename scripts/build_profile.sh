@@ -42,9 +42,20 @@ with open(log) as f:
         start, end, _, output, command = parts
         last[output] = (int(start), int(end), command)
 # A step with several outputs is logged once per output, with the same
-# command hash: count it once, under its first output.
+# command hash: count it once, under its first output. The log keeps the
+# outputs of sources since removed or renamed: only what the build makes
+# today counts (ninja -t targets all).
+import os
+import subprocess
+build_dir = os.path.dirname(os.path.abspath(log))
+listed = subprocess.run(["ninja", "-C", build_dir, "-t", "targets", "all"], capture_output=True, text=True)
+current = {line.rsplit(": ", 1)[0] for line in listed.stdout.splitlines()} if listed.returncode == 0 else None
+stale = 0
 steps = {}
 for output, (start, end, command) in last.items():
+    if current is not None and output not in current:
+        stale += 1
+        continue
     steps.setdefault((command, start, end), output)
 compile_steps, link_ms, other_ms = [], 0, 0
 for (_, start, end), output in steps.items():
@@ -60,7 +71,7 @@ compile_ms = sum(ms for ms, _ in compile_steps)
 wall_ms = max(end for _, _, end in steps) - min(start for _, start, _ in steps) if steps else 0
 print(f"{log}: {len(compile_steps)} compile steps, compiler time {compile_ms / 1000:.0f} s, "
       f"link and archive {link_ms / 1000:.0f} s, other steps {other_ms / 1000:.0f} s, "
-      f"first step to last {wall_ms / 1000:.0f} s")
+      f"first step to last {wall_ms / 1000:.0f} s" + (f" ({stale} outputs no longer built left out)" if stale else ""))
 by_target = {}
 for ms, output in compile_steps:
     target = output.split("CMakeFiles/", 1)[-1].split(".dir/", 1)[0]
