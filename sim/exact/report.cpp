@@ -245,19 +245,24 @@ Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& pol
   return j;
 }
 
+std::vector<std::pair<std::string, std::string>> model_rows(const Model& model, const std::string& scope_words) {
+  const BurstShape shape = burst_shape(model);
+  return {{"model", model.independent() ? fmt::format("independent, p = {}", model.p)
+                                        : fmt::format("bursty, p = {}, q = {}, p0 = {:.6g}", model.p, model.q,
+                                                      model.p0())},
+          {"mean burst", burst_words(shape)},
+          {"mean gap", gap_words(shape)},
+          {"silent steps", fmt::format("b = {}, g = {}", model.b, model.g)},
+          {"chain scope", scope_words}};
+}
+
 std::string exact_table(const Model& model, const Policy& policy, const ExactResult& result, int max_rows) {
   std::string s;
   const Row row = [&](std::string_view name, const std::string& value) {
     s += fmt::format("  {:<22} {}\n", name, value);
   };
   s += fmt::format("relsim exact ({})\n", result.method);
-  row("model", model.independent() ? fmt::format("independent, p = {}", model.p)
-                                   : fmt::format("bursty, p = {}, q = {}, p0 = {:.6g}", model.p, model.q, model.p0()));
-  const BurstShape shape = burst_shape(model);
-  row("mean burst", burst_words(shape));
-  row("mean gap", gap_words(shape));
-  row("silent steps", fmt::format("b = {}, g = {}", model.b, model.g));
-  row("chain scope", std::string(to_string(model.chain)));
+  for (const auto& named : model_rows(model, std::string(to_string(model.chain)))) row(named.first, named.second);
   row("policy", describe(policy));
   result_rows(row, result);
   row("independent formula", fmt::format("{:.12g}  (1 - p^(r+1))^n", independent_success(model.p, policy)));

@@ -86,14 +86,7 @@ void simulate_model_rows(const SimulateSetup& setup, const SimulateRowSink& row)
     for (const auto& named : time_model_rows(*setup.time)) row(named.first, named.second);
     return;
   }
-  const Model& model = setup.model;
-  row("model", model.independent() ? fmt::format("independent, p = {}", model.p)
-                                   : fmt::format("bursty, p = {}, q = {}, p0 = {:.6g}", model.p, model.q, model.p0()));
-  const BurstShape shape = burst_shape(model);
-  row("mean burst", burst_words(shape));
-  row("mean gap", gap_words(shape));
-  row("silent steps", fmt::format("b = {}, g = {}", model.b, model.g));
-  row("chain scope", scope_words);
+  for (const auto& named : model_rows(setup.model, scope_words)) row(named.first, named.second);
 }
 
 std::string simulate_seconds_interval(const Interval& i) {

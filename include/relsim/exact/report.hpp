@@ -51,6 +51,10 @@ Json time_head_json(const Json& chain, const TimeModel& time, const Policy& poli
 // The time model in words, as (name, value) rows for tables: durations,
 // backoff, retry-after and think time.
 std::vector<std::pair<std::string, std::string>> time_model_rows(const TimeModel& time);
+// The discrete model's rows (model, mean burst, mean gap, silent steps,
+// chain scope), as relsim exact and relsim simulate print them; the scope in
+// `scope_words`, which simulate extends with its lanes.
+std::vector<std::pair<std::string, std::string>> model_rows(const Model& model, const std::string& scope_words);
 
 // Why a time-mode result has no exact quantiles ("" when it has them).
 std::string seconds_quantiles_note(const TimeModel& time, const ExactResult& result);
