@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Fuzzes relsim's parsers with libFuzzer (tests/fuzz): configures and builds
-# build-fuzz with clang, ASan and UBSan (-DRELSIM_FUZZ=ON), replays the kept
-# findings (tests/fuzz/regressions/TARGET/*), then runs each target over a
-# copy of its seed corpus (tests/fuzz/corpus/TARGET), so the committed corpus
-# never grows; new units, logs and crash inputs go to
-# build-fuzz/fuzz-runs/TARGET. Prints executions, exec/s, coverage and
+# Fuzzes relsim's parsers with libFuzzer (tests/fuzz): builds the ASan +
+# UBSan tree, build-asan, whose library carries libFuzzer's coverage
+# instrumentation and which holds the fuzz targets beside the tests
+# (scripts/sanitize.sh asan --build), replays the kept findings
+# (tests/fuzz/regressions/TARGET/*), then runs each target over a copy of its
+# seed corpus (tests/fuzz/corpus/TARGET), so the committed corpus never
+# grows; new units, logs and crash inputs go to build-asan/fuzz-runs/TARGET. Prints executions, exec/s, coverage and
 # crashes per target and exits non-zero if any target crashed.
 #
 #   scripts/fuzz.sh [--total-seconds T] [--jobs J] [--build-only|--no-build] [TARGET...]
@@ -17,7 +18,7 @@
 # seconds of wall time and every target gets the same fuzzing as one at a
 # time would. --build-only stops after the build (scripts/test.sh builds
 # while other tests run), --no-build runs what is built.
-# A crash input reproduces with build-fuzz/fuzz/TARGET FILE; keep it under
+# A crash input reproduces with build-asan/fuzz/TARGET FILE; keep it under
 # tests/fuzz/regressions/TARGET/ and as a test in tests/unit/fuzz_regression_test.cpp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,15 +49,9 @@ if ! [[ $jobs =~ ^[0-9]+$ ]] || ((jobs < 1 || jobs > 256)); then
 fi
 
 start=$SECONDS
-build=build-fuzz
+build=build-asan
 if [[ $phase != run ]]; then
-  scripts/install-deps.sh clang libclang-rt-dev libomp-dev  # libFuzzer, ASan, UBSan; OpenMP for clang
-  cxx=$(command -v clang++ || command -v clang++-14 || true)
-  [ -n "$cxx" ] || { echo "fuzz.sh: no clang++ found (apt-get install clang)" >&2; exit 1; }
-  [ -f $build/CMakeCache.txt ] || cmake -S . -B $build -G Ninja -DCMAKE_CXX_COMPILER="$cxx" \
-    -DCMAKE_BUILD_TYPE=Release -DRELSIM_FUZZ=ON -DRELSIM_BUILD_TESTS=OFF -DRELSIM_BUILD_BENCH=OFF \
-    -DRELSIM_MPI=OFF >/dev/null
-  cmake --build $build --parallel "$(nproc)"
+  scripts/sanitize.sh asan --build
   echo "fuzz.sh: build $((SECONDS - start)) s" >&2
   [[ $phase == build ]] && exit 0
 fi

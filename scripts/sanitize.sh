@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds relsim with sanitizers and runs the tests under them (issue 8).
 #
-#   scripts/sanitize.sh asan [ctest args...]  # GCC, AddressSanitizer + UBSan, every label but notebooks, harnesses, wallclock, browser and package
+#   scripts/sanitize.sh asan [ctest args...]  # clang-14, AddressSanitizer + UBSan, every label but notebooks, harnesses, wallclock, browser and package;
+#                                             # its tree also holds the fuzz targets (scripts/fuzz.sh)
 #   scripts/sanitize.sh tsan [ctest args...]  # clang-14, ThreadSanitizer, every label but notebooks, harnesses, wallclock, browser, package and mpi
 #   scripts/sanitize.sh all                   # both, asan first
 #   scripts/sanitize.sh asan|tsan --build     # configure and build only (scripts/test.sh builds one
@@ -55,21 +56,22 @@ supp=$PWD/tests/sanitizers
 # Seconds since the epoch, for the build and test times printed at the end.
 now() { date +%s; }
 
-# configure DIR DEBUG_FLAG CMAKE_ARGS...: -O1 keeps the sanitized tests fast
+# configure DIR CMAKE_ARGS...: clang-14; -O1 keeps the sanitized tests fast
 # enough for CI; NDEBUG stays off so RELSIM_ASSERT and assert() are checked as
-# well. Debug information is line tables only (DEBUG_FLAG: -g1 for GCC,
-# -gline-tables-only for clang): the reports' stack traces keep every frame,
-# inlined ones included, with file and line, at a fraction of full -g's
-# compile time. The executables are linked without PIE: an instrumented
+# well. Debug information is line tables only: the reports' stack traces
+# keep every frame, inlined ones included, with file and line, at a fraction
+# of full -g's compile time. Unity batches of 16 files, not 8: these trees
+# are built whole, never file by file, and a batch parses the headers once. The executables are linked without PIE: an instrumented
 # relsim holds about two million relative relocations (UBSan's type and
 # source descriptors), which the loader would apply at every start, 0.3 s of
 # every one of the suite's thousands of processes; without PIE the linker
 # resolves them once. No benches: they are always Release.
 configure() {
-  local dir=$1 debug=$2
-  shift 2
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 $debug" -DRELSIM_BUILD_BENCH=OFF "$@" >/dev/null
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DRELSIM_UNITY_BATCH=16 -DRELSIM_BUILD_BENCH=OFF \
+    "$@" >/dev/null
 }
 
 # run NAME DIR CTEST_ARGS...: builds DIR and runs ctest in it (the phases
@@ -95,8 +97,13 @@ run() {
 }
 
 asan() {
-  scripts/install-deps.sh --tests
+  scripts/install-deps.sh --tests clang-14 libomp-14-dev libclang-rt-14-dev
+  # clang-14, as for TSan: its ASan and UBSan, and libFuzzer's coverage
+  # instrumentation (-DRELSIM_FUZZ=ON), so that this one tree holds both the
+  # tests and the fuzz targets of scripts/fuzz.sh (build-asan/fuzz).
   # -fno-sanitize-recover makes every UBSan finding fatal, as ASan's are;
+  # -fno-sanitize=function: clang 14 cannot emit that check for coroutines
+  # ("Cannot represent a difference across sections", LLVM #49689);
   # _GLIBCXX_ASSERTIONS adds the bounds checks ASan cannot do (an index past
   # size() but inside a vector's capacity).
   # The library and relsim are instrumented (RELSIM_SANITIZE_FLAGS), the
@@ -106,8 +113,8 @@ asan() {
   # Eigen picks its aligned allocator by __SANITIZE_ADDRESS__: fixed here, so
   # that a matrix made in a test and freed in the library meet the same one.
   local flags="-fno-omit-frame-pointer -D_GLIBCXX_ASSERTIONS -DEIGEN_MALLOC_ALREADY_ALIGNED=0 -fno-pie"
-  [[ $phase == test ]] || configure build-asan -g1 -DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_FLAGS="$flags" \
-    -DRELSIM_SANITIZE_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+  [[ $phase == test ]] || configure build-asan -DCMAKE_CXX_FLAGS="$flags" -DRELSIM_FUZZ=ON \
+    -DRELSIM_SANITIZE_FLAGS="-fsanitize=address,undefined -fno-sanitize=function -fno-sanitize-recover=undefined" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined -no-pie" \
     -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
   local args=("$@")
@@ -130,8 +137,7 @@ asan() {
 tsan() {
   scripts/install-deps.sh --tests clang-14 libomp-14-dev libclang-rt-14-dev
   local flags="-fsanitize=thread -fno-omit-frame-pointer -fno-pie"
-  [[ $phase == test ]] || configure build-tsan -gline-tables-only -DCMAKE_CXX_COMPILER=clang++-14 \
-    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread -no-pie" \
+  [[ $phase == test ]] || configure build-tsan -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread -no-pie" \
     -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread"
   # The mpi label is left out: Open MPI (uninstrumented) runs its own
   # progress threads in each rank, which TSan cannot follow; the ranks

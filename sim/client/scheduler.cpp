@@ -27,11 +27,14 @@ asio::awaitable<void> run_task(const ClientConfig& config, tcp::endpoint endpoin
 }
 
 // Task i waits for its start time (ClientConfig::start_at), if it has one.
+// It waited for a worker when the worker's previous task (`after_a_task`)
+// ended past that time; a worker's first task only ever waits for the
+// io_context's threads to start, which no --concurrency would change.
 asio::awaitable<void> wait_for_start(const ClientConfig& config, std::size_t i, LiveTask& out,
-                                     Clock::time_point run_start) {
+                                     Clock::time_point run_start, bool after_a_task) {
   if (config.start_at.empty()) co_return;
   const Clock::time_point at = run_start + to_duration(config.start_at[i]);
-  out.waited_for_worker = Clock::now() > at;
+  out.waited_for_worker = after_a_task && Clock::now() > at;
   const asio::any_io_executor executor = co_await asio::this_coro::executor;
   asio::steady_timer due(executor, at);
   error_code ec;
@@ -42,8 +45,9 @@ asio::awaitable<void> wait_for_start(const ClientConfig& config, std::size_t i, 
 asio::awaitable<void> run_worker(const ClientConfig& config, tcp::endpoint endpoint, std::int64_t first_task,
                                  std::vector<LiveTask>& out, std::atomic<std::size_t>& next,
                                  Clock::time_point run_start, Slot& slot) {
-  for (std::size_t i = next++; i < out.size(); i = next++) {
-    co_await wait_for_start(config, i, out[i], run_start);
+  bool after_a_task = false;
+  for (std::size_t i = next++; i < out.size(); i = next++, after_a_task = true) {
+    co_await wait_for_start(config, i, out[i], run_start, after_a_task);
     TaskClient client(config, endpoint, first_task + static_cast<std::int64_t>(i), out[i], run_start, slot);
     co_await client.run(nullptr);
   }
@@ -56,7 +60,7 @@ asio::awaitable<void> run_agent(const ClientConfig& config, tcp::endpoint endpoi
                                 Slot& slot) {
   const auto count = static_cast<std::size_t>(config.tasks_per_agent);
   for (std::size_t i = first; i < first + count; ++i) {
-    co_await wait_for_start(config, i, out[i], run_start);
+    co_await wait_for_start(config, i, out[i], run_start, i > first);
     TaskClient client(config, endpoint, first_task + static_cast<std::int64_t>(i), out[i], run_start, slot);
     co_await client.run(nullptr);
   }

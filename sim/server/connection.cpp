@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/error.hpp"
 #include "server/routes.hpp"
 
 namespace relsim::mock {
@@ -39,12 +40,10 @@ net::awaitable<void> Connection::run() {
       if (!keep) break;
     }
   } catch (const std::exception& e) {
-    // A bug of ours: the connection goes, the server stays (a fuzzing build
-    // stops here instead, so the fuzzer keeps the input).
+    // A bug of ours: the connection goes, the server stays (under a fuzz
+    // target it stops here instead, so the fuzzer keeps the input).
     std::fprintf(stderr, "relsim serve: connection ended by an internal error: %s\n", e.what());
-#ifdef RELSIM_FUZZING
-    std::abort();
-#endif
+    internal_error_caught();
   }
   disarm_deadline();
   close_socket();

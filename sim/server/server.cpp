@@ -107,9 +107,7 @@ void Server::Impl::start_serving() {
           return;
         } catch (const std::exception& e) {
           std::fprintf(stderr, "relsim serve: a handler failed: %s\n", e.what());
-#ifdef RELSIM_FUZZING
-          std::abort();
-#endif
+          internal_error_caught();
         }
       }
     });

@@ -11,6 +11,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <fmt/format.h>
 
+#include "relsim/core/error.hpp"
 #include "relsim/ui/query.hpp"
 #include "ui/api_routes.hpp"
 
@@ -38,17 +39,13 @@ net::awaitable<void> UiConnection::run() {
       if (!request || !co_await serve(*this, *request)) break;
     }
   } catch (const std::exception& e) {
-    // A bug of ours: this connection goes, the server stays (a fuzzing
-    // build stops here instead, so that the fuzzer keeps the input).
+    // A bug of ours: this connection goes, the server stays (under a fuzz
+    // target it stops here instead, so that the fuzzer keeps the input).
     std::fprintf(stderr, "relsim ui: a connection ended by an internal error: %s\n", e.what());
-#ifdef RELSIM_FUZZING
-    std::abort();
-#endif
+    internal_error_caught();
   } catch (...) {
     std::fprintf(stderr, "relsim ui: a connection ended by an unknown internal error\n");
-#ifdef RELSIM_FUZZING
-    std::abort();
-#endif
+    internal_error_caught();
   }
   close();
 }

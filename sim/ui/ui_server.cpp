@@ -23,7 +23,7 @@ namespace {
 
 // The end of a coroutine on the I/O thread. Each catches what it can throw
 // (a connection in UiConnection::run), so an exception here is a bug of
-// ours: said, and in a fuzzing build an abort, so the fuzzer keeps the input.
+// ours: said, and under a fuzz target an abort, so the fuzzer keeps the input.
 void report_escape(std::exception_ptr e) {
   if (!e) return;
   try {
@@ -33,9 +33,7 @@ void report_escape(std::exception_ptr e) {
   } catch (...) {
     std::fprintf(stderr, "relsim ui: the server's I/O failed\n");
   }
-#ifdef RELSIM_FUZZING
-  std::abort();
-#endif
+  internal_error_caught();
 }
 
 }  // namespace

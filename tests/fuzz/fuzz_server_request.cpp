@@ -12,7 +12,7 @@
 // still answer GET /control/health with 200 (asked up to three times, on
 // fresh connections), and must stop (the libFuzzer
 // -timeout catches a stop that hangs). A crash, a sanitizer report, an
-// exception inside a connection (RELSIM_FUZZING turns the server's catch
+// exception inside a connection (every fuzz target turns the server's catch
 // into an abort) or a server that no longer answers is a bug.
 #include <arpa/inet.h>
 #include <netinet/in.h>

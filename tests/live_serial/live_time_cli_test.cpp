@@ -98,6 +98,21 @@ TEST(LiveTimeMode, AWaitOutsideItsWindowFailsTheRun) {
   EXPECT_EQ(j["mismatches"], 0);
 }
 
+// One worker for tasks released 75 ms apart, each taking at least two calls
+// and some of them a 0.2 s timeout or two: the later tasks wait for the
+// worker, so the check counts late starts and fails the run. (A worker's
+// first task is never counted: it waits only for the client's threads.)
+TEST(LiveTimeMode, TooFewWorkersMakeLateStartsThatFailTheRun) {
+  const auto j = run_json(
+      "live --t-good 2 --t-bad 1 --time-scale 0.05 --tasks 40 --n 2 --r 2 --s 2 --policy layered "
+      "--task-spacing 1.5 --concurrency 1 --seed 5 --json",
+      1);
+  EXPECT_GT(j["late_starts"].get<int>(), 0);
+  EXPECT_LT(j["late_starts"].get<int>(), 40);
+  EXPECT_EQ(j["passed"], false);
+  EXPECT_EQ(j["mismatches"], 0);
+}
+
 void expect_one_line_error(const std::string& args, const std::string& needle) {
   const relsim::test::RunResult r = run_relsim(args, within(30));
   EXPECT_EQ(r.code, 2) << args << "\n" << r.out << r.err;

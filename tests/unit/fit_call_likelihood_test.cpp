@@ -139,9 +139,21 @@ std::vector<Outcomes> draw_calls(std::mt19937_64& rng, double p, double q, int s
   return out;
 }
 
+// The coverage count needs its 100 replicates: about 5 s in Release, over
+// three minutes under ASan + UBSan (half of that run's wall time on two
+// cores). The ASan run checks the same code's memory on the first ten (the
+// same draws: the seed is fixed) and leaves the count to the Release run.
+#ifdef RELSIM_ASAN_LIBRARY
+constexpr int kCoverageReplicates = 10;
+constexpr bool kCountCoverage = false;
+#else
+constexpr int kCoverageReplicates = 100;
+constexpr bool kCountCoverage = true;
+#endif
+
 TEST(FitCallLikelihood, IntervalsCoverTheTruth) {
   constexpr double p = 0.3, q = 0.8;
-  constexpr int s = 2, replicates = 100;
+  constexpr int s = 2, replicates = kCoverageReplicates;
   std::mt19937_64 rng(20261201);
   int p_in = 0, q_in = 0;
   const relsim::fit::ChainCounts no_kinds;
@@ -156,6 +168,7 @@ TEST(FitCallLikelihood, IntervalsCoverTheTruth) {
     EXPECT_TRUE(std::isnan(fit.runs.p_value));
   }
   std::printf("coverage over %d replicates: p %d, q %d\n", replicates, p_in, q_in);
+  if (!kCountCoverage) return;
   EXPECT_GE(p_in, 88);
   EXPECT_LE(p_in, 99);
   EXPECT_GE(q_in, 88);

@@ -26,6 +26,15 @@ struct Cancelled : std::runtime_error {
 
 [[noreturn]] void assertion_failed(const char* expr, const char* file, int line);
 
+// A server's last-resort catch (an exception that escaped a connection's
+// handler: a bug of ours) reports it and keeps serving; it calls
+// internal_error_caught() after reporting, which aborts once
+// abort_on_internal_errors() was called. The fuzz targets call it before
+// their first input, so that the fuzzer keeps the input as a crash; the
+// same library serves the tests, where the servers keep serving.
+void abort_on_internal_errors();
+void internal_error_caught();
+
 // Carries the first exception out of a parallel region. An exception that
 // escapes an OpenMP region (or a thread) is std::terminate: a core dump
 // where the command line promises one line on stderr and a non-zero exit.
