@@ -60,8 +60,7 @@ now() { date +%s; }
 # enough for CI; NDEBUG stays off so RELSIM_ASSERT and assert() are checked as
 # well. Debug information is line tables only: the reports' stack traces
 # keep every frame, inlined ones included, with file and line, at a fraction
-# of full -g's compile time. Unity batches of 16 files, not 8: these trees
-# are built whole, never file by file, and a batch parses the headers once. The executables are linked without PIE: an instrumented
+# of full -g's compile time. The executables are linked without PIE: an instrumented
 # relsim holds about two million relative relocations (UBSan's type and
 # source descriptors), which the loader would apply at every start, 0.3 s of
 # every one of the suite's thousands of processes; without PIE the linker
@@ -70,7 +69,7 @@ configure() {
   local dir=$1
   shift
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DRELSIM_UNITY_BATCH=16 -DRELSIM_BUILD_BENCH=OFF \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DRELSIM_BUILD_BENCH=OFF \
     "$@" >/dev/null
 }
 

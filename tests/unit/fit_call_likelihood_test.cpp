@@ -141,10 +141,10 @@ std::vector<Outcomes> draw_calls(std::mt19937_64& rng, double p, double q, int s
 
 // The coverage count needs its 100 replicates: about 5 s in Release, over
 // three minutes under ASan + UBSan (half of that run's wall time on two
-// cores). The ASan run checks the same code's memory on the first ten (the
+// cores). The ASan run checks the same code's memory on the first four (the
 // same draws: the seed is fixed) and leaves the count to the Release run.
 #ifdef RELSIM_ASAN_LIBRARY
-constexpr int kCoverageReplicates = 10;
+constexpr int kCoverageReplicates = 4;
 constexpr bool kCountCoverage = false;
 #else
 constexpr int kCoverageReplicates = 100;
