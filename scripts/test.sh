@@ -15,7 +15,7 @@
 # core gets it first. Each step prints its wall time as it ends, and the
 # steps' times and the total are printed last, whether the run passed or not.
 #
-#   scripts/test.sh           # all three (30 minutes on 2 idle cores from a clean clone to the end of ASan, then TSan and fuzz)
+#   scripts/test.sh           # all three (30 minutes on 2 idle cores from a clean clone)
 #   scripts/test.sh --quick   # step 1 only (about 15 minutes from clean, 8 once built)
 #   scripts/test.sh --unit    # the Release build's unit label only (ctest -L unit; seconds once built)
 set -euo pipefail

@@ -58,7 +58,11 @@ Parsed parse(std::string_view input, std::uint32_t cuts) {
   for (int guard = 0; guard < 1'000'000; ++guard) {
     if (need_read) {
       if (at == input.size()) {
-        parser.put_eof(ec);
+        // As Beast's read does at the peer's close: the end of the message
+        // if the parser has seen some of it, else end_of_stream (put_eof
+        // asserts got_some()).
+        if (parser.got_some()) parser.put_eof(ec);
+        else ec = http::error::end_of_stream;
         break;
       }
       cuts = cuts * 1103515245u + 12345u;
