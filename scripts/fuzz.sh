@@ -5,8 +5,9 @@
 # (scripts/sanitize.sh asan --build), replays the kept findings
 # (tests/fuzz/regressions/TARGET/*), then runs each target over a copy of its
 # seed corpus (tests/fuzz/corpus/TARGET), so the committed corpus never
-# grows; new units, logs and crash inputs go to build-asan/fuzz-runs/TARGET. Prints executions, exec/s, coverage and
-# crashes per target and exits non-zero if any target crashed.
+# grows; new units, logs and crash inputs go to build-asan/fuzz-runs/TARGET.
+# Prints executions, exec/s, coverage and crashes per target and exits
+# non-zero if any target crashed.
 #
 #   scripts/fuzz.sh [--total-seconds T] [--jobs J] [--build-only|--no-build] [TARGET...]
 #
@@ -16,8 +17,8 @@
 # Each target is one libFuzzer process on one core for its share; J of them
 # (default: the number of cores) run at once, so the run takes about T / J
 # seconds of wall time and every target gets the same fuzzing as one at a
-# time would. --build-only stops after the build (scripts/test.sh builds
-# while other tests run), --no-build runs what is built.
+# time would. --build-only stops after the build, --no-build runs what is
+# built (scripts/test.sh builds build-asan while other tests run).
 # A crash input reproduces with build-asan/fuzz/TARGET FILE; keep it under
 # tests/fuzz/regressions/TARGET/ and as a test in tests/unit/fuzz_regression_test.cpp.
 set -euo pipefail

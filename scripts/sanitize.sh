@@ -60,11 +60,11 @@ now() { date +%s; }
 # enough for CI; NDEBUG stays off so RELSIM_ASSERT and assert() are checked as
 # well. Debug information is line tables only: the reports' stack traces
 # keep every frame, inlined ones included, with file and line, at a fraction
-# of full -g's compile time. The executables are linked without PIE: an instrumented
-# relsim holds about two million relative relocations (UBSan's type and
-# source descriptors), which the loader would apply at every start, 0.3 s of
-# every one of the suite's thousands of processes; without PIE the linker
-# resolves them once. No benches: they are always Release.
+# of full -g's compile time. The executables are linked without PIE: an
+# instrumented relsim holds about two million relative relocations (UBSan's
+# type and source descriptors), which the loader would apply at every start,
+# 0.3 s of every one of the suite's thousands of processes; without PIE the
+# linker resolves them once. No benches: they are always Release.
 configure() {
   local dir=$1
   shift
@@ -136,8 +136,8 @@ asan() {
 tsan() {
   scripts/install-deps.sh --tests clang-14 libomp-14-dev libclang-rt-14-dev
   local flags="-fsanitize=thread -fno-omit-frame-pointer -fno-pie"
-  [[ $phase == test ]] || configure build-tsan -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread -no-pie" \
-    -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread"
+  [[ $phase == test ]] || configure build-tsan -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread -no-pie" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread"
   # The mpi label is left out: Open MPI (uninstrumented) runs its own
   # progress threads in each rank, which TSan cannot follow; the ranks
   # themselves are processes and share no memory.

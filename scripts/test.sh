@@ -44,7 +44,7 @@ record() {
 
 # The build running in the background, if any: its process group, name, log
 # and start.
-bg_pid="" bg_name="" bg_log="" bg_t0=0
+bg_pid="" bg_name="" bg_log="" bg_t0=0 bg_epoch=0
 stop_background() {
   [ -n "$bg_pid" ] && kill -- -"$bg_pid" 2>/dev/null || true
   bg_pid=""
@@ -63,7 +63,8 @@ step() {
   record "$name" $((SECONDS - t0)) "$status"
   ((status == 0)) || fail "$status"
 }
-# background NAME COMMAND...: starts COMMAND in a session of its own at the
+# background NAME COMMAND...: starts COMMAND (at bg_t0 by $SECONDS, bg_epoch
+# by the clock, for the files it makes) in a session of its own at the
 # lowest priority, its output to a log that is shown if it fails. A new
 # session is a new scheduling group of its own (the kernel's autogroup), and
 # groups share the CPU equally whatever their processes' nice: so the
@@ -72,7 +73,7 @@ step() {
 # long beside a `setsid nice -n 19` build, and no longer beside one whose
 # group was niced too).
 background() {
-  bg_name=$1 bg_log=build/test-logs/$(echo "$1" | tr -c 'a-z0-9\n' '-').log bg_t0=$SECONDS
+  bg_name=$1 bg_log=build/test-logs/$(echo "$1" | tr -c 'a-z0-9\n' '-').log bg_t0=$SECONDS bg_epoch=$(date +%s)
   shift
   mkdir -p build/test-logs
   local idle=()
@@ -126,8 +127,8 @@ case $mode in
     # targets), marks it done, then builds the TSan tree.
     marker=build/test-logs/asan-built
     rm -f "$marker"
-    bg_epoch=$(date +%s)
-    background "asan+ubsan build, then tsan build" bash -c "scripts/sanitize.sh asan --build && touch $marker && scripts/sanitize.sh tsan --build"
+    background "asan+ubsan build, then tsan build" \
+      bash -c "scripts/sanitize.sh asan --build && touch $marker && scripts/sanitize.sh tsan --build"
     step "release ctest" ctest_release
     built "asan+ubsan build" "$marker"
     step "asan+ubsan ctest" scripts/sanitize.sh asan --test
