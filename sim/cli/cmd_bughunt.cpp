@@ -66,7 +66,6 @@ struct RunArgs {
   std::string chromium = "/usr/bin/chromium";
   std::string node = "node";
   bool json = false;
-  CLI::Option* reloads_option = nullptr;
 };
 
 // The plan file runs.mjs reads, removed when the run ends.
@@ -166,8 +165,6 @@ int run_runs(const RunArgs& a) {
   BughuntReport r;
   r.model = a.model.model();
   r.tester = parse_tester(a.tester);
-  if (r.tester == Tester::naive && a.reloads_option->count())
-    throw InputError("--reloads: the naive tester never reloads; give --tester careful");
   r.reloads = a.reloads;
   r.version = parse_app_version(a.version);
   r.kinds = parse_page_fault_weights(a.kinds);
@@ -203,11 +200,16 @@ void add_run_options(CLI::App& run, RunArgs& a) {
   run.get_option("--g")->description("--chain continuous: silent chain steps between two runs, >= 0");
   run.get_option("--chain")->description("fresh (each run from the chain's long-run law) or continuous (one chain "
                                          "through all runs, in order)");
-  run.add_option("--tester", a.tester, "naive (one load; a failed load is a BUG) or careful (reloads; ENV_ERROR)")
-      ->capture_default_str();
-  a.reloads_option = run.add_option("--reloads", a.reloads,
-                                    fmt::format("careful: reloads after a failed load, in [0, {}]", kMaxReloads))
-                         ->capture_default_str();
+  auto* tester =
+      run.add_option("--tester", a.tester, "naive (one load; a failed load is a BUG) or careful (reloads; ENV_ERROR)")
+          ->capture_default_str();
+  auto* reloads = run.add_option("--reloads", a.reloads,
+                                 fmt::format("careful: reloads after a failed load, in [0, {}]", kMaxReloads))
+                      ->capture_default_str();
+  check_value<std::string>(tester, [reloads](const std::string& word) {
+    if (parse_tester(word) == Tester::naive && reloads->count())
+      throw InputError("--reloads: the naive tester never reloads; give --tester careful");
+  });
   run.add_option("--version", a.version, "healthy (the total is 487.00) or buggy (?v=buggy: 288.00)")
       ->capture_default_str();
   run.add_option("--kinds", a.kinds,

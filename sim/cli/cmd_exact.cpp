@@ -49,10 +49,6 @@ struct ExactArgs {
 std::vector<std::pair<std::string, std::string>> csv_outputs(const ExactArgs& a, const ExactResult& r,
                                                              const std::optional<TimeModel>& time) {
   std::vector<std::pair<std::string, std::string>> out;
-  if (a.csv == "-" && a.seconds_csv == "-")
-    throw InputError("--csv - and --seconds-csv - both want stdout: give one of them a file");
-  if (a.json && (a.csv == "-" || a.seconds_csv == "-"))
-    throw InputError("--json and a CSV on stdout (-) both want stdout: give the CSV a file");
   if (!a.csv.empty()) {
     if (!r.distribution_complete)
       throw InputError("--csv: the requests distribution is too large to compute exactly here "
@@ -60,7 +56,6 @@ std::vector<std::pair<std::string, std::string>> csv_outputs(const ExactArgs& a,
     out.emplace_back(a.csv, requests_csv(r));
   }
   if (!a.seconds_csv.empty()) {
-    if (!time) throw InputError("--seconds-csv applies in time mode only: give --t-good and --t-bad");
     if (!r.seconds_complete) throw InputError("--seconds-csv: " + seconds_quantiles_note(*time, r));
     out.emplace_back(a.seconds_csv, seconds_csv(r));
   }
@@ -98,8 +93,6 @@ ExactOptions matrix_options(const ExactArgs& a) {
 
 int run_exact_time(const ExactArgs& a, const TimeModel& time) {
   const Policy policy = a.model.policy();
-  if (a.method != "matrix")
-    throw InputError(fmt::format("method = '{}': time mode (--t-good, --t-bad) uses --method matrix", a.method));
   const ExactResult r = exact_time(time, policy, matrix_options(a));
   if (!ranks().root()) return 0;
   if (write_csvs(csv_outputs(a, r, time))) return 0;
@@ -109,12 +102,7 @@ int run_exact_time(const ExactArgs& a, const TimeModel& time) {
 }
 
 int run_solve(const ExactArgs& a, const std::optional<TimeModel>& time) {
-  if (a.method != "matrix") throw InputError(fmt::format("method = '{}': --solve uses --method matrix", a.method));
   const SolveParam param = parse_solve_param(a.solve);
-  if (param != SolveParam::r && !a.r_option->count())
-    throw InputError("--r is required (only --solve r and --triage go without it)");
-  if (param == SolveParam::r && a.r_option->count())
-    throw InputError("--solve r searches r: leave out --r");
   ModelArgs args = a.model;
   // Any valid value: it is searched.
   if (param == SolveParam::r) args.r = 0;
@@ -140,10 +128,7 @@ int run_solve(const ExactArgs& a, const std::optional<TimeModel>& time) {
 
 // A testing agent's verdicts (--triage): one run of page loads, no task.
 int run_triage(const ExactArgs& a) {
-  if (a.time.time_model(a.model)) throw InputError("--triage counts loads as chain steps: leave out the time options");
   const Tester tester = parse_tester(a.triage);
-  if (tester == Tester::naive && a.reloads_option->count())
-    throw InputError("--reloads: the naive tester never reloads; give --triage careful");
   const Model model = a.model.model();
   const TriageRates rates = triage_exact(model, tester, a.reloads);
   out() << (a.json ? dump_json(triage_json(model, tester, a.reloads, rates)) + "\n"
@@ -152,22 +137,9 @@ int run_triage(const ExactArgs& a) {
 }
 
 // What a run with tool calls does not support yet: each refused in one line.
-void check_tool_run(const ExactArgs& a) {
-  const std::string given = fmt::format("tool-faults = '{}'", a.tools.faults);
-  if (!a.triage.empty())
-    throw InputError(given + ": --triage runs page loads, not an agent's task; leave out --tool-faults");
-  if (!a.solve.empty() || a.target_option->count())
-    throw InputError(given + ": --solve and --target do not support tool calls yet; leave out --tool-faults");
-  if (a.method != "matrix")
-    throw InputError(fmt::format("method = '{}': tool calls (--tool-faults) run on the matrix engine only; use "
-                                 "--method matrix", a.method));
-  if (!a.csv.empty())
-    throw InputError(given + ": the requests distribution is not computed with tool calls; leave out --csv");
-}
 
 int run_exact(const ExactArgs& a) {
-  const std::optional<ToolModel> tools = a.tools.tool_model(a.time.timed());
-  if (tools) check_tool_run(a);
+  const std::optional<ToolModel> tools = a.tools.tool_model();
   if (!a.triage.empty()) return run_triage(a);
   if (!a.n_option->count()) throw InputError("--n is required");
   if (!a.solve.empty()) return run_solve(a, a.time.time_model(a.model));
@@ -211,17 +183,67 @@ int run_exact(const ExactArgs& a) {
 
 // The options that the rules below name, besides those ExactArgs keeps.
 struct ExactOptionsGiven {
-  CLI::Option *method, *distribution_work, *solve, *triage, *csv, *seconds_csv;
+  CLI::Option *method, *distribution_work, *solve, *triage, *csv, *seconds_csv, *json;
 };
 
-// Which options go together, declared on them (option_rules.hpp); the rules
-// that depend on a value (--triage naive, --solve r, a time model) are
-// checked where the run is chosen.
-void declare_exact_rules(const ExactArgs& a, const ExactOptionsGiven& o) {
-  check_value<std::string>(o.method, [](const std::string& method) {
+// A string option's value as given (CLI11 has it as soon as it has parsed
+// the line, before it converts any option), or "" when it was not given.
+std::string given_text(const CLI::Option* option) {
+  return option->count() ? option->results().back() : std::string();
+}
+
+// The rules that name a value: of the option they sit on, or of another
+// option as given (given_text).
+void declare_exact_value_rules(const ExactArgs& a, const ExactOptionsGiven& o) {
+  const std::function<bool()> timed = a.time.timed_rule();
+  check_value<std::string>(o.method, [timed, tools = a.tools.faults_option, solve = o.solve](const std::string& method) {
     if (method != "matrix" && method != "enumerate" && method != "both")
       throw InputError(fmt::format("method = '{}' is not a method: use matrix, enumerate or both", method));
+    if (method == "matrix") return;
+    if (tools->count())
+      throw InputError(fmt::format("method = '{}': tool calls (--tool-faults) run on the matrix engine only; use "
+                                   "--method matrix", method));
+    if (solve->count()) throw InputError(fmt::format("method = '{}': --solve uses --method matrix", method));
+    if (timed())
+      throw InputError(fmt::format("method = '{}': time mode (--t-good, --t-bad) uses --method matrix", method));
   });
+  check_value<std::string>(a.tools.faults_option, [o, target = a.target_option](const std::string& faults) {
+    const std::string given = fmt::format("tool-faults = '{}'", faults);
+    if (o.triage->count())
+      throw InputError(given + ": --triage runs page loads, not an agent's task; leave out --tool-faults");
+    if (o.solve->count() || target->count())
+      throw InputError(given + ": --solve and --target do not support tool calls yet; leave out --tool-faults");
+    if (o.csv->count())
+      throw InputError(given + ": the requests distribution is not computed with tool calls; leave out --csv");
+  });
+  check_value<std::string>(o.solve, [r = a.r_option](const std::string& solve) {
+    const bool searches_r = parse_solve_param(solve) == SolveParam::r;
+    if (!searches_r && !r->count()) throw InputError("--r is required (only --solve r and --triage go without it)");
+    if (searches_r && r->count()) throw InputError("--solve r searches r: leave out --r");
+  });
+  check_value<std::string>(o.triage, [reloads = a.reloads_option](const std::string& triage) {
+    if (parse_tester(triage) == Tester::naive && reloads->count())
+      throw InputError("--reloads: the naive tester never reloads; give --triage careful");
+  });
+  check_value<std::string>(o.csv, [o](const std::string& csv) {
+    if (csv == "-" && given_text(o.seconds_csv) == "-")
+      throw InputError("--csv - and --seconds-csv - both want stdout: give one of them a file");
+    if (csv == "-" && o.json->count())
+      throw InputError("--json and a CSV on stdout (-) both want stdout: give the CSV a file");
+  });
+  check_value<std::string>(o.seconds_csv, [o](const std::string& seconds_csv) {
+    if (seconds_csv == "-" && o.json->count())
+      throw InputError("--json and a CSV on stdout (-) both want stdout: give the CSV a file");
+  });
+  refuse_when(o.seconds_csv, [timed] { return !timed(); },
+              "--seconds-csv applies in time mode only: give --t-good and --t-bad");
+  refuse_when(o.triage, timed, "--triage counts loads as chain steps: leave out the time options");
+}
+
+// Which options go together, declared on them (option_rules.hpp); the rules
+// left to the run: --n and --r missing (nothing is given to hang a rule on),
+// and --method enumerate against the policy's value.
+void declare_exact_rules(const ExactArgs& a, const ExactOptionsGiven& o) {
   check_value<double>(o.distribution_work, [](double work) {
     if (!(work >= 0.0)) throw InputError(fmt::format("distribution-work = {} is out of range: it must be >= 0", work));
   });
@@ -238,6 +260,7 @@ void declare_exact_rules(const ExactArgs& a, const ExactOptionsGiven& o) {
     refuse_with(o.triage, out, "--triage prints rates only: leave out --csv");
   needs_option(a.reloads_option, o.triage, "--reloads needs --triage careful");
   needs_option(a.target_option, o.solve, "--target needs --solve r, s, b or B: the parameter to search");
+  declare_exact_value_rules(a, o);  // after these: their lines come first
 }
 
 }  // namespace
@@ -259,9 +282,9 @@ Runner add_exact(CLI::App& app) {
       cmd->add_option("--distribution-work", args->distribution_work,
                       "bin updates the matrix may spend on the requests distribution before leaving it out")
           ->capture_default_str();
-  cmd->add_flag("--json", args->json, "print one JSON object instead of a table");
+  auto* json = cmd->add_flag("--json", args->json, "print one JSON object instead of a table");
   add_time_options(*cmd, args->time);
-  add_tool_options(*cmd, args->tools);
+  add_tool_options(*cmd, args->tools, args->time.timed_rule());
   args->target_option = cmd->add_option("--target", args->target,
                                         "with --solve: the P(success) to reach, in (0, 1]");
   auto* solve = cmd->add_option("--solve", args->solve,
@@ -285,7 +308,7 @@ Runner add_exact(CLI::App& app) {
   auto* seconds_csv = cmd->add_option("--seconds-csv", args->seconds_csv,
                   "time mode, fixed waits: write the wall-time distribution here as CSV "
                   "(seconds,outcome,probability), atomically; -: to stdout instead of the table");
-  declare_exact_rules(*args, {method, distribution_work, solve, triage, csv, seconds_csv});
+  declare_exact_rules(*args, {method, distribution_work, solve, triage, csv, seconds_csv, json});
   return [args] { return run_exact(*args); };
 }
 

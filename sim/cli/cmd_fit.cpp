@@ -104,16 +104,10 @@ void suggest_sdk_retries(fit::ReadStats& read) {
     }
 }
 
-void check_sdk_retries(const FitArgs& a) {
-  if (a.sdk_retries > 0 && !a.hidden.empty())
-    throw InputError("--hidden fits request sequences and --sdk-retries per-call outcomes: give one of them");
-}
-
 int run_fit(const FitArgs& a) {
   std::vector<fit::PredictSpec> specs;
   for (const std::string& s : a.predict) specs.push_back(fit::parse_predict(s));
   const int states = a.hidden.empty() ? -1 : hidden_states(a.hidden);
-  check_sdk_retries(a);
   const bool per_call = a.sdk_retries > 0;
   fit::ChainCounter counter;
   Sequences sequences;
@@ -172,10 +166,12 @@ Runner add_fit(CLI::App& app) {
   auto* restarts =
       cmd->add_option("--restarts", args->restarts, "--hidden's random starts, the best kept")->capture_default_str();
   check_value<std::string>(hidden, [](const std::string& word) { hidden_states(word); });
-  check_value<int>(sdk_retries, [](int s) {
+  check_value<int>(sdk_retries, [hidden](int s) {
     if (s < 0 || s > fit::kMaxSdkRetries)
       throw InputError(
           fmt::format("--sdk-retries = {} is out of range: it must be in [0, {}]", s, fit::kMaxSdkRetries));
+    if (s > 0 && hidden->count())
+      throw InputError("--hidden fits request sequences and --sdk-retries per-call outcomes: give one of them");
   });
   check_value<int>(restarts, [](int k) {
     if (k < 1 || k > 1000) throw InputError(fmt::format("--restarts = {} is out of range: it must be in [1, 1000]", k));

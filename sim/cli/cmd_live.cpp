@@ -51,29 +51,7 @@ Plan live_plan(const LiveArgs& a, const Policy& policy, const SimConfig& config,
   return generate_plan(*model, policy, config);
 }
 
-// Options of the plan-driven check that time mode has no use for, and why.
-void refuse_in_time_mode(const LiveArgs& a) {
-  const std::pair<const char*, const char*> refused[] = {
-      {"--throttle", "the check compares the success rate with the exact value, which has no throttle"},
-      {"--fault", "the outage schedule decides which requests fail"},
-      {"--plan", "the outage schedule decides which requests fail"},
-      {"--lanes", "tasks start --task-spacing apart on one schedule"},
-      {"--coordinated-start", "tasks start --task-spacing apart"},
-      {"--backoff-base", "give --backoff exp:BASE,CAP,JITTER"},
-      {"--backoff-cap", "give --backoff exp:BASE,CAP,JITTER"},
-      {"--hidden-chain", "the mock's outage mode has two states: give --t-good and --t-bad"},
-      {"--request-seconds", "the mock answers at once, and the exact value takes 0 s"},
-      {"--fault-seconds", "a slow_headers fault takes the client's --header-timeout and a stall its --idle-timeout"},
-      {"--timeline", "it draws the requests of a plan's tasks: give --fault, --plan or --p"}};
-  for (const auto& [name, why] : refused)
-    if (a.given(name)) throw InputError(fmt::format("{} does not apply to relsim live in time mode: {}", name, why));
-  if (parse_chain_scope(a.model.chain) != ChainScope::fresh)
-    throw InputError("--chain continuous does not apply to relsim live in time mode: tasks start --task-spacing "
-                     "apart, each on the stationary state (the fresh scope)");
-}
-
 TimeLiveConfig time_live_config(const LiveArgs& a) {
-  refuse_in_time_mode(a);
   const TimeModel time = *a.time.time_model(a.model);  // validates the time options
   TimeLiveConfig c;
   c.t_good = a.time.t_good;
@@ -113,7 +91,6 @@ int run_time_mode(const LiveArgs& a) {
 
 int run_live_command(const LiveArgs& a) {
   if (a.time.timed()) return run_time_mode(a);
-  a.time.time_model(a.model);  // refuses a time option without --t-good and --t-bad
   const Policy policy = a.model.policy();
   SimConfig config;
   config.tasks = a.tasks;
@@ -140,6 +117,34 @@ int run_live_command(const LiveArgs& a) {
   std::cerr << live_mismatch_lines(check);
   if (!a.json) out() << live_mismatch_count(check);
   return check.mismatches.empty() ? 0 : kExitMiss;
+}
+
+constexpr const char* kNoHiddenChain =
+    "--hidden-chain does not apply to relsim live in time mode: the mock's outage mode has two states: give "
+    "--t-good and --t-bad";
+
+// Options of the plan-driven check that time mode has no use for, and why
+// (--hidden-chain: kNoHiddenChain, before its other rules).
+void refuse_plan_options_in_time_mode(CLI::App& cmd, const std::function<bool()>& timed) {
+  const std::pair<const char*, const char*> refused[] = {
+      {"--throttle", "the check compares the success rate with the exact value, which has no throttle"},
+      {"--fault", "the outage schedule decides which requests fail"},
+      {"--plan", "the outage schedule decides which requests fail"},
+      {"--lanes", "tasks start --task-spacing apart on one schedule"},
+      {"--coordinated-start", "tasks start --task-spacing apart"},
+      {"--backoff-base", "give --backoff exp:BASE,CAP,JITTER"},
+      {"--backoff-cap", "give --backoff exp:BASE,CAP,JITTER"},
+      {"--request-seconds", "the mock answers at once, and the exact value takes 0 s"},
+      {"--fault-seconds", "a slow_headers fault takes the client's --header-timeout and a stall its --idle-timeout"},
+      {"--timeline", "it draws the requests of a plan's tasks: give --fault, --plan or --p"}};
+  for (const auto& [name, why] : refused)
+    refuse_when(cmd.get_option(name), timed,
+                fmt::format("{} does not apply to relsim live in time mode: {}", name, why));
+  check_value<std::string>(cmd.get_option("--chain"), [timed](const std::string& chain) {
+    if (timed() && parse_chain_scope(chain) != ChainScope::fresh)
+      throw InputError("--chain continuous does not apply to relsim live in time mode: tasks start --task-spacing "
+                       "apart, each on the stationary state (the fresh scope)");
+  });
 }
 
 }  // namespace
@@ -183,14 +188,18 @@ Runner add_live(CLI::App& app) {
                              "logged it (start and end ms, reply, status, retry count, retry layer)"),
                json, "--timeline adds a key to the --json object: give --json too");
   cmd->add_option("--out", a->out, "per-task CSV (oracle and live outcome, requests, seconds, match), atomically");
-  add_time_options(*cmd, a->time);
-  a->time.time_only.push_back(
-      cmd->add_option("--task-spacing", a->spacing,
-                      "time mode: model seconds between two task starts, > 0; default 5 / (1/t_good + 1/t_bad)"));
-  a->time.time_only.push_back(
-      cmd->add_option("--wait-tolerance", a->wait_tolerance,
-                      "time mode: wall seconds a retry's wait may fall outside [max (1 - jitter), max], in [0, 60]")
-          ->capture_default_str());
+  add_time_options(*cmd, a->time, {{"--hidden-chain", kNoHiddenChain}});
+  const std::function<bool()> timed = a->time.timed_rule();
+  needs_time_mode(cmd->add_option("--task-spacing", a->spacing,
+                                  "time mode: model seconds between two task starts, > 0; default 5 / (1/t_good + "
+                                  "1/t_bad)"),
+                  timed);
+  needs_time_mode(cmd->add_option("--wait-tolerance", a->wait_tolerance,
+                                  "time mode: wall seconds a retry's wait may fall outside [max (1 - jitter), max], "
+                                  "in [0, 60]")
+                      ->capture_default_str(),
+                  timed);
+  refuse_plan_options_in_time_mode(*cmd, timed);
   return [a] { return run_live_command(*a); };
 }
 

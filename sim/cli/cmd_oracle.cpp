@@ -30,9 +30,9 @@ struct OracleArgs {
 // The plan file, or with --fault the scripted plan (then its policy is the
 // options' alone, layered by default as for relsim live).
 Plan oracle_plan(const OracleArgs& a) {
-  if (a.scripted() == !a.file.empty())
-    throw InputError(a.scripted() ? "oracle: give a plan file or --fault KIND --times once|always, not both"
-                                  : "oracle: give a plan file, or --fault KIND --times once|always for a scripted plan");
+  // Both given: refused while parsing (add_oracle).
+  if (!a.scripted() && a.file.empty())
+    throw InputError("oracle: give a plan file, or --fault KIND --times once|always for a scripted plan");
   // --times and --tasks need --fault, and --fault needs --n: declared in add_oracle.
   if (!a.scripted()) return read_plan(a.file);
   ModelArgs model = a.model;
@@ -116,8 +116,9 @@ Runner add_oracle(CLI::App& app) {
       "predict each task's outcome, requests and longest wait from a plan file, or from a scripted plan\n"
       "  (--fault KIND --times once|always: the fault on each task's first request or on every one, as relsim live\n"
       "  --fault runs it)");
-  cmd->add_option("plan", a->file, "plan file (JSON Lines, from relsim plan); or give --fault");
+  auto* plan = cmd->add_option("plan", a->file, "plan file (JSON Lines, from relsim plan); or give --fault");
   a->fault_opt = cmd->add_option("--fault", a->fault, "instead of a plan file: a scripted plan with this fault kind");
+  refuse_with(plan, a->fault_opt, "oracle: give a plan file or --fault KIND --times once|always, not both");
   a->times_opt = cmd->add_option("--times", a->times, "with --fault: once or always")->capture_default_str();
   a->tasks_opt = cmd->add_option("--tasks", a->tasks, fmt::format("with --fault: tasks, in [1, {}]", kMaxPlanTasks))
                      ->capture_default_str();

@@ -7,6 +7,7 @@
 #include "relsim/core/rng.hpp"
 #include "relsim/montecarlo/plan_gen.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -25,14 +26,9 @@ struct PlanArgs {
   bool audit() const { return max_requests_option->count() > 0; }
 };
 
-// Time mode: the draws of simulate_time, with each request's start.
+// Time mode: the draws of simulate_time, with each request's start
+// (--fault, --times and --max-requests were refused while parsing).
 Plan time_plan(const PlanArgs& a, const TimeModel& time) {
-  if (a.fault_option->count() || a.times_option->count())
-    throw InputError(
-        "plan: --fault and --times script a plan; the time options (--t-good ...) generate one: give one or the other");
-  if (a.audit())
-    throw InputError(
-        "plan: --max-requests (a plan for auditing) is for the discrete model; drop it or the time options");
   SimConfig config;
   config.tasks = a.tasks;
   config.seed = a.seed;
@@ -91,6 +87,13 @@ Runner add_plan(CLI::App& app) {
                               "requests, in [1, {}] and at least the policy's requests per call; needs b = g = 0",
                               kMaxRequestsPerCall));
   cmd->add_option("--out", args->out, "write the plan here (atomically) instead of stdout");
+  const std::function<bool()> timed = args->time.timed_rule();
+  for (CLI::Option* scripted : {args->fault_option, args->times_option})
+    refuse_when(scripted, timed,
+                "plan: --fault and --times script a plan; the time options (--t-good ...) generate one: give one or "
+                "the other");
+  refuse_when(args->max_requests_option, timed,
+              "plan: --max-requests (a plan for auditing) is for the discrete model; drop it or the time options");
   return [args] { return run_plan(*args); };
 }
 

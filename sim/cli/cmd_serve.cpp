@@ -71,8 +71,6 @@ std::optional<ProviderConfig> provider_config(const ServeArgs& a) {
 }
 
 int run_serve(const ServeArgs& a) {
-  if (a.given("--time-scale") && !a.given("--outage") && !a.given("--quota") && !a.given("--capacity"))
-    throw InputError("--time-scale applies in outage or provider mode only: give --outage, --quota or --capacity");
   ServerConfig config;
   config.port = a.port;
   config.threads = a.threads;
@@ -103,13 +101,14 @@ int run_serve(const ServeArgs& a) {
 
 // The options the rules below name.
 struct ServeOptionsGiven {
-  CLI::Option *plan, *outage, *outage_seed, *kinds, *quota, *capacity, *read_timeout;
+  CLI::Option *plan, *outage, *outage_seed, *kinds, *time_scale, *quota, *capacity, *read_timeout;
 };
 
 // Which options go together and their ranges, declared on them
-// (option_rules.hpp); --time-scale, which needs any one of three modes, is
-// checked in run_serve.
+// (option_rules.hpp).
 void declare_serve_rules(const ServeOptionsGiven& o) {
+  refuse_when(o.time_scale, [o] { return !o.outage->count() && !o.quota->count() && !o.capacity->count(); },
+              "--time-scale applies in outage or provider mode only: give --outage, --quota or --capacity");
   needs_option(o.outage_seed, o.outage, "--outage-seed applies in outage mode only: give --outage T_GOOD,T_BAD");
   needs_option(o.kinds, o.outage, "--kinds applies in outage mode only: give --outage T_GOOD,T_BAD");
   refuse_with(o.outage, o.plan,
@@ -161,7 +160,7 @@ Runner add_serve(CLI::App& app) {
   auto* kinds = cmd->add_option("--kinds", args->kinds,
                   "outage mode: fault-kind weights of bad requests, e.g. cut=1,http_529=2; default uniform over "
                   "cut,no_stop,malformed,overloaded,stall");
-  cmd->add_option("--time-scale", args->time_scale,
+  auto* time_scale = cmd->add_option("--time-scale", args->time_scale,
                   "outage and provider modes: wall seconds per model second, in [1e-6, 1000]")
       ->capture_default_str();
   auto* quota = cmd->add_option("--quota", args->quota,
@@ -176,7 +175,7 @@ Runner add_serve(CLI::App& app) {
                   "seconds a connection has to send a whole request, from its accept (the first) or its first byte, "
                   "in [0.001, 3600]")
       ->capture_default_str();
-  declare_serve_rules({plan, outage, outage_seed, kinds, quota, capacity, read_timeout});
+  declare_serve_rules({plan, outage, outage_seed, kinds, time_scale, quota, capacity, read_timeout});
   return [args] { return run_serve(*args); };
 }
 

@@ -43,7 +43,7 @@ struct SimulateArgs {
 // error a command line with several bad values reports.
 SimulateSetup simulate_setup(const SimulateArgs& a) {
   SimulateSetup setup;
-  setup.config.tools = a.tools.tool_model(a.time.timed());
+  setup.config.tools = a.tools.tool_model();
   setup.time = a.time.time_model(a.model);
   if (setup.time) {
     setup.chain_json = a.time.chain_json(*setup.time);
@@ -128,7 +128,7 @@ Runner add_simulate(CLI::App& app) {
   add_model_options(*cmd, args->model);
   add_policy_options(*cmd, args->model);
   add_time_options(*cmd, args->time);
-  add_tool_options(*cmd, args->tools);
+  add_tool_options(*cmd, args->tools, args->time.timed_rule());
   cmd->add_option("--tasks", args->tasks, fmt::format("tasks to simulate, in [1, {}]", kMaxTasks))
       ->capture_default_str();
   add_seed_option(*cmd, args->seed, "Philox key");

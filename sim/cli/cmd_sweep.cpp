@@ -31,7 +31,7 @@ struct SweepArgs {
   bool strict = false;
   bool quantiles = false;
   std::string out;
-  std::vector<CLI::Option*> policy_options, discrete_options, time_only_options;
+  std::vector<CLI::Option*> policy_options;
   CLI::Option* t_good_option = nullptr;
   CLI::Option* t_bad_option = nullptr;
 };
@@ -42,19 +42,10 @@ bool given(const std::vector<CLI::Option*>& options) {
   return false;
 }
 
-// The time axes; refuses a discrete axis in time mode, a time option without
-// it, and one sojourn without the other.
+// The time axes (the options that do not fit the mode were refused while
+// parsing: add_sweep_policy_and_time).
 void time_axes(const SweepArgs& a, SweepGrid& grid) {
-  const bool timed = a.t_good_option->count() || a.t_bad_option->count();
-  if (!timed) {
-    for (const CLI::Option* o : a.time_only_options)
-      if (o->count())
-        throw InputError(fmt::format("{} applies in time mode only: give the mean sojourns --t-good and --t-bad "
-                                     "(seconds) too",
-                                     o->get_name()));
-    return;
-  }
-  refuse_discrete_in_time_mode(a.discrete_options);
+  if (!a.t_good_option->count() && !a.t_bad_option->count()) return;
   grid.t_good = parse_real_axis(a.t_good, "t-good");
   grid.t_bad = parse_real_axis(a.t_bad, "t-bad");
   grid.request_seconds = parse_real_axis(a.request_seconds, "request-seconds");
@@ -139,7 +130,8 @@ void add_sweep_policy_and_time(CLI::App& cmd, SweepArgs& a, const std::string& a
   a.t_bad_option = cmd.add_option("--t-bad", a.t_bad, "time mode: mean bad sojourn, seconds: " + axis)->each(relax);
   needs_option(a.t_bad_option, a.t_good_option, "--t-bad needs --t-good: give both mean sojourns, in seconds");
   needs_option(a.t_good_option, a.t_bad_option, "--t-good needs --t-bad: give both mean sojourns, in seconds");
-  a.time_only_options = {
+  const auto timed = [good = a.t_good_option, bad = a.t_bad_option] { return good->count() || bad->count(); };
+  for (CLI::Option* o : {
       cmd.add_option("--request-seconds", a.request_seconds, "time mode: seconds a request takes: " + axis)
           ->capture_default_str(),
       cmd.add_option("--think-seconds", a.think_seconds, "time mode: seconds between calls: " + axis)
@@ -150,8 +142,9 @@ void add_sweep_policy_and_time(CLI::App& cmd, SweepArgs& a, const std::string& a
           ->capture_default_str(),
       cmd.add_option("--retry-after", a.retry_after, "time mode: http_429's retry-after, seconds (0: none): " + axis)
           ->capture_default_str(),
-      cmd.add_option("--fault-seconds", a.fault_seconds, "time mode: KIND=SECONDS,... or timeouts (one value)")};
-  for (const char* name : {"--p", "--q", "--burst-mean", "--b", "--g"}) a.discrete_options.push_back(cmd.get_option(name));
+      cmd.add_option("--fault-seconds", a.fault_seconds, "time mode: KIND=SECONDS,... or timeouts (one value)")})
+    needs_time_mode(o, timed);
+  for (const char* name : {"--p", "--q", "--burst-mean", "--b", "--g"}) refuse_in_time_mode(cmd.get_option(name), timed);
 }
 
 }  // namespace

@@ -32,7 +32,6 @@ struct TuneArgs {
   long long p99_tasks = TuneConfig{}.p99_tasks;
   double p99_work = TuneConfig{}.p99_work;
   std::uint64_t seed = rng::kReferenceSeed;
-  CLI::Option* backoff_option = nullptr;
 };
 
 std::vector<PolicyKind> parse_policies(const std::string& text) {
@@ -79,9 +78,6 @@ TuneSpace space_of(const TuneArgs& a) {
 }
 
 int run_tune_command(const TuneArgs& a) {
-  if (a.backoff_option->count())
-    throw InputError("--backoff does not apply to tune, which searches the backoff: use --bases, --caps, "
-                     "--jitters and --lists");
   const std::optional<TimeModel> time = a.time.time_model(a.model);
   if (!time) throw InputError("tune needs the fault chain in seconds: give --t-good and --t-bad (or --hidden-chain)");
   TuneConfig config;
@@ -143,9 +139,10 @@ Runner add_tune(CLI::App& app) {
   args->model.kinds_option = cmd->add_option("--kinds", args->model.kinds,
                                              "fault-kind weights of bad requests, e.g. cut=1,stall=1,http_529=2; "
                                              "default uniform over cut,no_stop,malformed,overloaded,stall");
-  add_time_options(*cmd, args->time);
-  args->backoff_option = cmd->get_option("--backoff");
-  args->backoff_option->description("refused: tune searches the backoff (--bases, --caps, --jitters, --lists)");
+  add_time_options(*cmd, args->time,
+                   {{"--backoff", "--backoff does not apply to tune, which searches the backoff: use --bases, --caps, "
+                                  "--jitters and --lists"}});
+  cmd->get_option("--backoff")->description("refused: tune searches the backoff (--bases, --caps, --jitters, --lists)");
   cmd->add_option("--objective", args->objective,
                   "the recommendation: least mean requests (requests), least mean-seconds, or least p99-seconds "
                   "(then p99 is computed for every schedule meeting the target and is a dimension of the front)")

@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -103,14 +104,14 @@ struct TimeArgs {
   CLI::Option* t_bad_option = nullptr;
   CLI::Option* hidden_option = nullptr;
   CLI::Option* step_option = nullptr;
-  std::vector<CLI::Option*> time_only;  // options that need time mode
-  std::vector<CLI::Option*> discrete;   // --p --q --b --g: refused in time mode
 
   bool timed() const;
+  // timed(), for option rules (option_rules.hpp): it holds the options, not
+  // these arguments, so it stays true to them wherever they move.
+  std::function<bool()> timed_rule() const;
   // In time mode the validated time model, with the chain scope of --chain;
-  // nullopt otherwise. Throws InputError for a discrete option (--p --q --b
-  // --g) in time mode, a time option without it, a missing partner (--t-good
-  // without --t-bad) or a bad value.
+  // nullopt otherwise. Throws InputError for a bad value; the options that
+  // do not fit the mode were refused while parsing (add_time_options).
   std::optional<TimeModel> time_model(const ModelArgs& model) const;
   // The chain as it was given, for reports: {"t_good", "t_bad"} or
   // {"hidden_chain", "states", "step_seconds"}; and the same in words.
@@ -118,11 +119,18 @@ struct TimeArgs {
   std::string chain_words(const TimeModel& time) const;
 };
 // Adds the time options to a command that has the model options: in time
-// mode --p is no longer required.
-void add_time_options(CLI::App& cmd, TimeArgs& args);
-// Refuses the first of `discrete` (--p --q --burst-mean --b --g, or sweep's
-// axes of them) that was given, naming what time mode takes instead.
-void refuse_discrete_in_time_mode(const std::vector<CLI::Option*>& discrete);
+// mode --p is no longer required, and --p --q --burst-mean --b --g are
+// refused; the other time options need it. `refused`: the time options a
+// command cannot take (by name), each refused with its line before any other
+// rule on it.
+using OptionRefusals = std::vector<std::pair<std::string, std::string>>;
+void add_time_options(CLI::App& cmd, TimeArgs& args, const OptionRefusals& refused = {});
+// Declared while parsing, with `timed` saying whether the command is in time
+// mode: `option` (a time option) refused without it; `discrete` (--p --q
+// --burst-mean --b --g, or sweep's axes of them) refused in it, each naming
+// what time mode takes instead.
+void needs_time_mode(CLI::Option* option, std::function<bool()> timed);
+void refuse_in_time_mode(CLI::Option* discrete, std::function<bool()> timed);
 
 // --tool-faults --harness: a tool call after each successful model call
 // (docs/tool_model.md), for exact and simulate.
@@ -133,11 +141,12 @@ struct ToolArgs {
   CLI::Option* harness_option = nullptr;
 
   // The validated tool model, or nullopt without --tool-faults. Throws
-  // InputError for a bad value, --harness without --tool-faults, or
-  // --tool-faults in time mode (`timed`), which does not support it yet.
-  std::optional<ToolModel> tool_model(bool timed) const;
+  // InputError for a bad value.
+  std::optional<ToolModel> tool_model() const;
 };
-void add_tool_options(CLI::App& cmd, ToolArgs& args);
+// Declares --harness without --tool-faults refused, and --tool-faults in time
+// mode (`timed`: TimeArgs::timed_rule), which does not support it yet.
+void add_tool_options(CLI::App& cmd, ToolArgs& args, std::function<bool()> timed);
 
 // --connect-timeout ... --time-scale: the client's clock (timing.hpp).
 void add_timing_options(CLI::App& cmd, ClientTiming& timing);

@@ -4,16 +4,20 @@
 
 namespace relsim::cli {
 
-CLI::Option* refuse_with(CLI::Option* option, const CLI::Option* other, std::string message) {
+CLI::Option* refuse_when(CLI::Option* option, std::function<bool()> condition, std::string message) {
   return option->check(CLI::Validator(
-      [other, message = std::move(message)](std::string&) { return other->count() ? message : std::string(); }, "",
-      "refuse_with"));
+      [condition = std::move(condition), message = std::move(message)](std::string&) {
+        return condition() ? message : std::string();
+      },
+      "", "refuse_when"));
+}
+
+CLI::Option* refuse_with(CLI::Option* option, const CLI::Option* other, std::string message) {
+  return refuse_when(option, [other] { return other->count() > 0; }, std::move(message));
 }
 
 CLI::Option* needs_option(CLI::Option* option, const CLI::Option* other, std::string message) {
-  return option->check(CLI::Validator(
-      [other, message = std::move(message)](std::string&) { return other->count() ? std::string() : message; }, "",
-      "needs_option"));
+  return refuse_when(option, [other] { return other->count() == 0; }, std::move(message));
 }
 
 }  // namespace relsim::cli

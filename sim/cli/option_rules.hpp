@@ -13,6 +13,11 @@
 
 namespace relsim::cli {
 
+// `option` given while `condition()` holds: refused with `message`. The
+// condition may ask any option whether it was given (count()): CLI11 knows
+// that before it checks one. Not an option's value: it converts them one
+// after the other, in the order they were declared.
+CLI::Option* refuse_when(CLI::Option* option, std::function<bool()> condition, std::string message);
 // `option` given together with `other`: refused with `message`.
 CLI::Option* refuse_with(CLI::Option* option, const CLI::Option* other, std::string message);
 // `option` given without `other`: refused with `message`.

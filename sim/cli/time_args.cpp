@@ -16,48 +16,33 @@
 #include "cli/option_rules.hpp"
 
 namespace relsim::cli {
-namespace {
 
-// Refuses what does not fit the mode: a discrete option in time mode, a
-// time option without it, a missing partner.
-void check_mode(const TimeArgs& a) {
-  const bool hidden = a.hidden_option != nullptr && a.hidden_option->count();
-  if (!a.timed()) {
-    for (const CLI::Option* o : a.time_only)
-      if (o->count())
-        throw InputError(fmt::format("{} applies in time mode only: give the mean sojourns --t-good and --t-bad "
-                                     "(seconds) too",
-                                     o->get_name()));
-    return;
-  }
-  refuse_discrete_in_time_mode(a.discrete);
-  // --hidden-chain against --t-good and --t-bad, and their partners: declared
-  // in add_time_options.
-  if (!hidden && a.step_option->count())
-    throw InputError("--step-seconds applies to --hidden-chain only");
+void needs_time_mode(CLI::Option* option, std::function<bool()> timed) {
+  refuse_when(option, [timed = std::move(timed)] { return !timed(); },
+              fmt::format("{} applies in time mode only: give the mean sojourns --t-good and --t-bad (seconds) too",
+                          option->get_name()));
 }
 
-}  // namespace
-
-void refuse_discrete_in_time_mode(const std::vector<CLI::Option*>& discrete) {
-  for (const CLI::Option* o : discrete) {
-    if (!o->count()) continue;
-    const std::string& name = o->get_name();
-    const char* instead = name == "--p" ? "the bad fraction is t_bad / (t_good + t_bad)"
-                          : name == "--q" || name == "--burst-mean"
-                              ? "bursts come from the mean sojourns --t-good and --t-bad"
-                          : name == "--b" ? "the wait before a retry is --backoff, in seconds"
-                                          : "the time between calls is --think-seconds";
-    throw InputError(fmt::format("{} does not apply in time mode (--t-good, --t-bad): {}", name, instead));
-  }
+void refuse_in_time_mode(CLI::Option* discrete, std::function<bool()> timed) {
+  const std::string& name = discrete->get_name();
+  const char* instead = name == "--p" ? "the bad fraction is t_bad / (t_good + t_bad)"
+                        : name == "--q" || name == "--burst-mean"
+                            ? "bursts come from the mean sojourns --t-good and --t-bad"
+                        : name == "--b" ? "the wait before a retry is --backoff, in seconds"
+                                        : "the time between calls is --think-seconds";
+  refuse_when(discrete, std::move(timed),
+              fmt::format("{} does not apply in time mode (--t-good, --t-bad): {}", name, instead));
 }
 
-bool TimeArgs::timed() const {
-  return t_good_option->count() || t_bad_option->count() || (hidden_option != nullptr && hidden_option->count());
+bool TimeArgs::timed() const { return timed_rule()(); }
+
+std::function<bool()> TimeArgs::timed_rule() const {
+  return [good = t_good_option, bad = t_bad_option, hidden = hidden_option] {
+    return good->count() || bad->count() || (hidden != nullptr && hidden->count());
+  };
 }
 
 std::optional<TimeModel> TimeArgs::time_model(const ModelArgs& model) const {
-  check_mode(*this);
   if (!timed()) return std::nullopt;
   TimeModel time;
   if (hidden_option->count()) {
@@ -93,7 +78,7 @@ std::string TimeArgs::chain_words(const TimeModel& time) const {
   return fmt::format("two states, mean good {} s, mean bad {} s (p = {:.6g})", t_good, t_bad, p);
 }
 
-void add_time_options(CLI::App& cmd, TimeArgs& a) {
+void add_time_options(CLI::App& cmd, TimeArgs& a, const OptionRefusals& refused) {
   // In time mode the chain comes from the sojourns: --p is no longer
   // required. The relaxation runs before CLI11 checks requirements.
   CLI::Option* p = cmd.get_option_no_throw("--p");
@@ -113,13 +98,7 @@ void add_time_options(CLI::App& cmd, TimeArgs& a) {
                         ->each(relax);
   a.step_option = cmd.add_option("--step-seconds", a.step_seconds,
                                  "--hidden-chain: seconds one step of the fitted chain lasts, in (0, 1e9]");
-  for (const CLI::Option* sojourn : {a.t_good_option, a.t_bad_option})
-    refuse_with(a.hidden_option, sojourn, "--hidden-chain and --t-good/--t-bad both give the chain: use one of them");
-  needs_option(a.t_bad_option, a.t_good_option, "--t-bad needs --t-good: give both mean sojourns, in seconds");
-  needs_option(a.t_good_option, a.t_bad_option, "--t-good needs --t-bad: give both mean sojourns, in seconds");
-  needs_option(a.hidden_option, a.step_option,
-               "--hidden-chain needs --step-seconds: the seconds one step of the fitted chain lasts");
-  a.time_only = {
+  CLI::Option* time_only[] = {
       a.step_option,
       cmd.add_option("--request-seconds", a.request_seconds, "time mode: seconds a request takes, in [0, 1e9]")
           ->capture_default_str(),
@@ -136,8 +115,20 @@ void add_time_options(CLI::App& cmd, TimeArgs& a) {
       cmd.add_option("--retry-after", a.retry_after,
                      "time mode: the retry-after of an http_429, honoured when in (0, 60) s; 0: none")
           ->capture_default_str()};
+  // The rules, in the order their lines come: the command's refusals first.
+  for (const auto& [name, line] : refused) refuse_when(cmd.get_option(name), [] { return true; }, line);
+  for (const CLI::Option* sojourn : {a.t_good_option, a.t_bad_option})
+    refuse_with(a.hidden_option, sojourn, "--hidden-chain and --t-good/--t-bad both give the chain: use one of them");
+  needs_option(a.t_bad_option, a.t_good_option, "--t-bad needs --t-good: give both mean sojourns, in seconds");
+  needs_option(a.t_good_option, a.t_bad_option, "--t-good needs --t-bad: give both mean sojourns, in seconds");
+  needs_option(a.hidden_option, a.step_option,
+               "--hidden-chain needs --step-seconds: the seconds one step of the fitted chain lasts");
+  const std::function<bool()> timed = a.timed_rule();
+  for (CLI::Option* o : time_only) needs_time_mode(o, timed);
+  // In time mode, --step-seconds without --hidden-chain.
+  needs_option(a.step_option, a.hidden_option, "--step-seconds applies to --hidden-chain only");
   for (const char* name : {"--p", "--q", "--burst-mean", "--b", "--g"})
-    if (CLI::Option* o = cmd.get_option_no_throw(name)) a.discrete.push_back(o);
+    if (CLI::Option* o = cmd.get_option_no_throw(name)) refuse_in_time_mode(o, timed);
 }
 
 }  // namespace relsim::cli

@@ -4,26 +4,19 @@
 
 #include "relsim/core/error.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_rules.hpp"
 
 namespace relsim::cli {
 
-std::optional<ToolModel> ToolArgs::tool_model(bool timed) const {
-  if (!faults_option->count()) {
-    if (harness_option->count())
-      throw InputError(fmt::format("harness = '{}' needs --tool-faults: the harness runs the tool calls, and there "
-                                   "are none without it", harness));
-    return std::nullopt;
-  }
-  if (timed)
-    throw InputError(fmt::format("tool-faults = '{}': time mode (--t-good, --t-bad) does not support tool calls yet; "
-                                 "leave out --tool-faults or the time options", faults));
+std::optional<ToolModel> ToolArgs::tool_model() const {
+  if (!faults_option->count()) return std::nullopt;
   ToolModel model;
   model.faults = parse_tool_faults(faults);
   model.harness = parse_harness(harness);
   return model;
 }
 
-void add_tool_options(CLI::App& cmd, ToolArgs& args) {
+void add_tool_options(CLI::App& cmd, ToolArgs& args, std::function<bool()> timed) {
   args.faults_option = cmd.add_option(
       "--tool-faults", args.faults,
       "a tool call after each successful model call, its faults independent per call (docs/tool_model.md): "
@@ -34,6 +27,16 @@ void add_tool_options(CLI::App& cmd, ToolArgs& args) {
                      "with --tool-faults: naive (errors unlocated, partial writes left, truncated results taken) or "
                      "guarded (stage named, partial writes undone, results checked)")
           ->capture_default_str();
+  check_value<std::string>(args.faults_option, [timed = std::move(timed)](const std::string& faults) {
+    if (timed())
+      throw InputError(fmt::format("tool-faults = '{}': time mode (--t-good, --t-bad) does not support tool calls "
+                                   "yet; leave out --tool-faults or the time options", faults));
+  });
+  check_value<std::string>(args.harness_option, [faults = args.faults_option](const std::string& harness) {
+    if (!faults->count())
+      throw InputError(fmt::format("harness = '{}' needs --tool-faults: the harness runs the tool calls, and there "
+                                   "are none without it", harness));
+  });
 }
 
 }  // namespace relsim::cli
