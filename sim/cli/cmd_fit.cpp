@@ -94,14 +94,25 @@ fit::ReadStats read_all(const FitArgs& a, fit::ChainCounter& counter, Sequences*
   return stats;
 }
 
-// OTLP chat spans without HTTP children: the SDK's retries are hidden, so say how to fit them.
-void suggest_sdk_retries(fit::ReadStats& read) {
+// OTLP chat spans without HTTP children or attempt counts: the SDK's retries
+// are hidden, so say how to fit them. True when the note was added.
+bool suggest_sdk_retries(fit::ReadStats& read) {
   for (const std::string& note : read.notes)
     if (note.find("per-call outcomes only") != std::string::npos) {
       read.notes.push_back("each record is one model call: give --sdk-retries S (the SDK's max retries) to fit by "
                            "the exact likelihood of per-call outcomes (docs/fit.md)");
-      return;
+      return true;
     }
+  return false;
+}
+
+// The fit under the SDK's default retries, for the verdict of a log that can
+// hide them: a second read, keeping each task's sequence.
+fit::ChainFit fit_with_sdk_default(const FitArgs& a) {
+  fit::ChainCounter counter;
+  Sequences sequences;
+  read_all(a, counter, &sequences);
+  return fit::estimate_calls(fit::distinct_sequences(sequences.tasks), fit::kSdkDefaultRetries, counter.counts());
 }
 
 int run_fit(const FitArgs& a) {
@@ -115,7 +126,7 @@ int run_fit(const FitArgs& a) {
   report.files = a.files;
   report.sdk_retries = a.sdk_retries;
   report.read = read_all(a, counter, states >= 0 || per_call ? &sequences : nullptr);
-  if (!per_call) suggest_sdk_retries(report.read);
+  if (!per_call && suggest_sdk_retries(report.read)) report.if_sdk_default = fit_with_sdk_default(a);
   fit::Sequences calls;
   if (per_call) {
     calls = fit::distinct_sequences(sequences.tasks);

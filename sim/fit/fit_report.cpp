@@ -7,6 +7,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/files.hpp"
+#include "relsim/fit/call_likelihood.hpp"
 
 namespace relsim::fit {
 namespace {
@@ -125,8 +126,18 @@ std::string fit_verdict(const fit::ChainFit& f) {
   return "no evidence of bursts (independent faults fit): " + numbers;
 }
 
+// The verdict's second half for a log that can hide retries (FitReport::if_sdk_default).
+std::string hidden_retries_text(const fit::ChainFit& f) {
+  return fmt::format("; but each record may be one model call with the SDK's retries hidden inside it, and nothing "
+                     "here shows them: under --sdk-retries {} (the SDK's default) p = {:.4g} {}, q = {}",
+                     fit::kSdkDefaultRetries, f.p, interval(f.p_ci),
+                     f.q_identified ? fmt::format("{:.4g} {}", f.q, interval(f.q_ci)) : std::string("not identified"));
+}
+
 std::string fit_text(const FitReport& r) {
-  std::string out = read_text(r) + estimates_text(*r.fit, r.sdk_retries) + kinds_text(r.fit->kinds);
+  std::string estimates = estimates_text(*r.fit, r.sdk_retries);
+  if (r.if_sdk_default) estimates.insert(estimates.size() - 1, hidden_retries_text(*r.if_sdk_default));
+  std::string out = read_text(r) + estimates + kinds_text(r.fit->kinds);
   for (const fit::Prediction& p : r.predictions) out += prediction_text(p);
   if (r.hidden) out += hidden_text(*r.hidden);
   return out;
@@ -162,6 +173,11 @@ Json fit_json(const FitReport& r) {
                                 {"netem_command", p.netem_command}});
   }
   if (r.sdk_retries > 0) j["sdk_retries"] = r.sdk_retries;
+  if (r.if_sdk_default) {
+    const fit::ChainFit& d = *r.if_sdk_default;
+    j["if_sdk_retries"] = {{"sdk_retries", fit::kSdkDefaultRetries}, {"p", d.p}, {"p_ci", interval_json(d.p_ci)},
+                           {"q", d.q}, {"q_ci", interval_json(d.q_ci)}};
+  }
   if (r.hidden) {
     const fit::HiddenFit& h = *r.hidden;
     Json step = Json::array();

@@ -1,12 +1,62 @@
-// The fault-kind mix of a log (include/relsim/fit/estimate.hpp): relsim's own
-// kinds become a --kinds string the other commands take; the rest (HTTP
-// statuses relsim does not inject, SDK error classes) are listed apart.
+// Fault kinds in logs: the one table from what a log says of a failed
+// request to relsim's kinds (records.hpp), and the kind mix of a log
+// (estimate.hpp): relsim's own kinds become a --kinds string the other
+// commands take; the rest (HTTP statuses relsim does not inject, error types
+// no kind stands for) are listed apart.
+#include <array>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "relsim/core/faults.hpp"
 #include "relsim/fit/estimate.hpp"
+#include "relsim/fit/records.hpp"
 
 namespace relsim::fit {
+namespace {
+
+// Before the stream: the Messages API's error types (docs.anthropic.com,
+// Errors), the official SDKs' error classes (TypeScript and Python) and the
+// TypeScript SDK's span error.type, Node's socket errors. Inside the stream
+// (a 2xx status), only an overloaded_error event names a kind of its own.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kBeforeTheStream{{
+    {"overloaded_error", "http_529"},
+    {"OverloadedError", "http_529"},
+    {"rate_limit_error", "http_429"},
+    {"RateLimitError", "http_429"},
+    {"api_error", "http_500"},
+    {"InternalServerError", "http_500"},
+    {"invalid_request_error", "http_400"},
+    {"BadRequestError", "http_400"},
+    {"connection_error", "reset"},
+    {"APIConnectionError", "reset"},
+    {"ECONNRESET", "reset"},
+    {"ECONNREFUSED", "reset"},
+    {"EPIPE", "reset"},
+    {"client_timeout_error", "slow_headers"},
+    {"APIConnectionTimeoutError", "slow_headers"},
+    {"APITimeoutError", "slow_headers"},
+    {"ETIMEDOUT", "slow_headers"},
+}};
+
+bool is_status(std::string_view word) {
+  return word.size() == 3 && word[0] >= '1' && word[0] <= '5' && word[1] >= '0' && word[1] <= '9' && word[2] >= '0' &&
+         word[2] <= '9';
+}
+
+}  // namespace
+
+std::string fault_kind_of(std::string_view word, std::optional<int> status) {
+  if (status && *status / 100 != 2) return fmt::format("http_{}", *status);
+  if (is_status(word)) return fmt::format("http_{}", word);
+  // "anthropic.RateLimitError", "anthropic._exceptions.OverloadedError": the class's own name.
+  const auto dot = word.rfind('.');
+  const std::string_view name = dot == std::string_view::npos ? word : word.substr(dot + 1);
+  if (status) return name == "overloaded_error" || name == "OverloadedError" ? "overloaded" : std::string(word);
+  for (const auto& [said, kind] : kBeforeTheStream)
+    if (name == said) return std::string(kind);
+  return std::string(word);
+}
 
 KindMix kind_mix(const ChainCounts& counts) {
   KindMix mix;

@@ -138,7 +138,7 @@ bool set_outcome(std::string_view word, Record& r) {
   }
   if (!std::all_of(word.begin(), word.end(), word_char)) return false;
   r.bad = true;
-  r.kind.assign(word);
+  r.kind = fault_kind_of(word);
   return true;
 }
 

@@ -3,10 +3,17 @@
 // Under the GenAI semantic conventions a model call is a span with
 // gen_ai.operation.name = "chat"; its HTTP client spans, when the
 // instrumentation records them, are the requests actually sent (retries
-// included), so they replace the call's own span. Spans arrive in any order
-// (a child may come before its parent, lines are written by batch), so all
-// are held, then grouped into tasks and sorted by start time.
+// included), so they replace the call's own span. Without them, a call span
+// that records its attempts (the official TypeScript SDK's own spans:
+// http.request.method, and http.request.resend_count = k when the SDK
+// retried inside the call) stands for k failed requests and then its own
+// outcome. A call span whose scope records stop or finish reasons, and that
+// has neither one nor an error nor status OK, is a stream the caller aborted
+// (its own idle timeout): a fault. Spans arrive in any order (a child may
+// come before its parent, lines are written by batch), so all are held, then
+// grouped into tasks and sorted by start time.
 #include <algorithm>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -22,13 +29,16 @@ struct Span {
   std::string trace, id, parent;
   std::int64_t start = -1;  // startTimeUnixNano; -1 when absent
   bool error = false;       // status.code ERROR
+  bool ok = false;          // status.code OK
+  bool reason = false;      // a stop or finish reason: the stream reached its end
   std::string op, error_type, conversation, provider;
   bool provider_old = false;  // from gen_ai.system
   bool http = false;          // an HTTP client span
   int status = -1;            // http.response.status_code; -1 when absent
   std::int64_t resend = 0;    // http.request.resend_count
   bool has_resend = false;
-  std::string at;  // "file:line: resourceSpans[i]...spans[k]" for messages
+  std::string scope;  // the instrumentation scope's name
+  std::string at;     // "file:line: resourceSpans[i]...spans[k]" for messages
 };
 
 [[noreturn]] void malformed(const std::string& at, std::string_view what) {
@@ -83,6 +93,7 @@ void read_attributes(const Json& list, Span& span) {
     else if (k == "gen_ai.system" && span.provider.empty()) span.provider = text(), span.provider_old = true;
     else if (k == "gen_ai.conversation.id") span.conversation = text();
     else if (k == "error.type") span.error_type = text();
+    else if (k == "anthropic.message.stop_reason" || k == "gen_ai.response.finish_reasons") span.reason = true;
     else if (k == "http.request.method") span.http = true;
     else if (k == "http.response.status_code") span.http = true, span.status = http_status(text(), span.at);
     else if (k == "http.request.resend_count") {
@@ -103,9 +114,10 @@ std::string id_of(const Json& s, const char* key, const std::string& at, bool re
   return v->get<std::string>();
 }
 
-Span read_span(const Json& s, std::string at) {
+Span read_span(const Json& s, std::string at, const std::string& scope) {
   Span span;
   span.at = std::move(at);
+  span.scope = scope;
   if (!s.is_object()) malformed(span.at, "a span is not a JSON object");
   span.trace = id_of(s, "traceId", span.at, true);
   span.id = id_of(s, "spanId", span.at, true);
@@ -124,6 +136,7 @@ Span read_span(const Json& s, std::string at) {
         malformed(span.at, fmt::format("status.code = {} is not 0, 1, 2 or STATUS_CODE_UNSET, _OK, _ERROR",
                                        json_excerpt(*code, 80)));
       span.error = *code == 2 || *code == "STATUS_CODE_ERROR";
+      span.ok = *code == 1 || *code == "STATUS_CODE_OK";
     }
   }
   if (const Json* attributes = member(s, "attributes")) read_attributes(*attributes, span);
@@ -148,8 +161,12 @@ void read_request(const Json& j, const std::string& where, std::vector<Span>& sp
     for (std::size_t s = 0; s < scopes.size(); ++s) {
       const std::string at_s = fmt::format("{}.scopeSpans[{}]", at_r, s);
       if (!scopes[s].is_object()) malformed(at_s, "not a JSON object");
+      const Json* scope = member(scopes[s], "scope");
+      const Json* name = scope && scope->is_object() ? member(*scope, "name") : nullptr;
+      const std::string scope_name = name && name->is_string() ? name->get<std::string>() : std::string();
       const Json& list = list_of(scopes[s], "spans", at_s);
-      for (std::size_t k = 0; k < list.size(); ++k) spans.push_back(read_span(list[k], fmt::format("{}.spans[{}]", at_s, k)));
+      for (std::size_t k = 0; k < list.size(); ++k)
+        spans.push_back(read_span(list[k], fmt::format("{}.spans[{}]", at_s, k), scope_name));
     }
   }
 }
@@ -181,12 +198,31 @@ std::vector<Span> read_spans(const std::string& text, const std::string& where) 
   return spans;
 }
 
-Record chat_record(const Span& chat) {
+// The outcome a span records: bad on an error status, an error.type or an
+// HTTP status other than 2xx, its kind from the one table (fault_kind_of).
+void set_span_outcome(const Span& span, Record& r) {
+  const bool status_bad = span.status >= 0 && span.status / 100 != 2;
+  r.bad = status_bad || span.error || !span.error_type.empty();
+  if (!r.bad) return;
+  const std::optional<int> status = span.status >= 0 ? std::optional<int>(span.status) : std::nullopt;
+  r.kind = !span.error_type.empty() ? fault_kind_of(span.error_type, status)
+           : status_bad             ? fault_kind_of("", status)
+                                    : "error";
+}
+
+// The kind of a request the caller aborted (docs/fit.md, Fault kinds): its
+// idle timeout ended a stream that had stopped.
+constexpr const char* kAbortedKind = "stall";
+// The kind of an attempt that only http.request.resend_count tells of: the
+// SDK retried it, so it failed before the stream, but no span says how.
+constexpr const char* kHiddenRetryKind = "sdk_retry";
+
+Record chat_record(const Span& chat, bool aborted) {
   Record r;
   r.task = chat.conversation.empty() ? chat.trace : chat.conversation;
   r.order = chat.start;
-  r.bad = chat.error || !chat.error_type.empty();
-  if (r.bad) r.kind = chat.error_type.empty() ? "error" : chat.error_type;
+  set_span_outcome(chat, r);
+  if (aborted) r.bad = true, r.kind = kAbortedKind;
   return r;
 }
 
@@ -194,10 +230,7 @@ Record attempt_record(const Span& attempt, const Span& chat) {
   Record r;
   r.task = chat.conversation.empty() ? chat.trace : chat.conversation;
   r.order = attempt.start;
-  const bool status_bad = attempt.status >= 0 && attempt.status / 100 != 2;
-  r.bad = status_bad || attempt.error || !attempt.error_type.empty();
-  if (status_bad) r.kind = fmt::format("http_{}", attempt.status);
-  else if (r.bad) r.kind = attempt.error_type.empty() ? "error" : attempt.error_type;
+  set_span_outcome(attempt, r);
   return r;
 }
 
@@ -207,13 +240,28 @@ void require_start(const Span& span) {
 
 struct OtlpTally {
   std::int64_t chats = 0, with_attempts = 0, attempts = 0, resend_given = 0, by_conversation = 0, old_provider = 0;
+  std::int64_t counting = 0, resent = 0, hidden = 0, aborted = 0;  // call spans that record their attempts
   std::map<std::string, std::int64_t> providers;
+  std::set<std::string> blind_scopes;  // scopes with unset, reasonless call spans and no reasons at all
 };
 
 void add_notes(const OtlpTally& t, ReadStats& stats) {
-  if (t.attempts == 0) {
+  if (t.counting > 0)
+    stats.notes.push_back(fmt::format("{} model-call spans record their own attempts (http.request.method): {} of them "
+                                      "carry http.request.resend_count, whose {} earlier attempts (the SDK's own "
+                                      "retries, failed before the stream) count as bad requests of kind {}",
+                                      t.counting, t.resent, t.hidden, kHiddenRetryKind));
+  if (t.aborted > 0)
+    stats.notes.push_back(fmt::format("{} model-call spans end with status unset and no stop or finish reason: streams "
+                                      "the caller aborted, counted as faults of kind {}",
+                                      t.aborted, kAbortedKind));
+  for (const std::string& scope : t.blind_scopes)
+    stats.notes.push_back(fmt::format("the spans of scope '{}' record no stop or finish reason: a stream the caller "
+                                      "aborted cannot be told from a good one there",
+                                      scope));
+  if (t.attempts == 0 && t.counting == 0) {
     stats.notes.push_back("per-call outcomes only: retries inside a model-call span are not seen");
-  } else {
+  } else if (t.attempts > 0) {
     stats.notes.push_back(fmt::format("{} HTTP attempts within {} model-call spans are the requests (http.request."
                                       "resend_count on {})",
                                       t.attempts, t.with_attempts, t.resend_given));
@@ -261,6 +309,11 @@ ReadStats read_otlp(const std::string& text, const std::string& where, const Rec
       add_skip(stats, "spans that are not model calls (no gen_ai.operation.name = chat)");
     }
   }
+  // The scopes whose call spans record how a stream ended: there, one that
+  // says nothing of it was aborted.
+  std::set<std::string> with_reasons;
+  for (const Span& s : spans)
+    if (s.op == "chat" && s.reason) with_reasons.insert(s.scope);
   std::vector<Record> records;
   for (std::size_t i = 0; i < spans.size(); ++i) {  // in file order, so ties sort the same every run
     const Span& chat = spans[i];
@@ -271,7 +324,18 @@ ReadStats read_otlp(const std::string& text, const std::string& where, const Rec
     if (!chat.provider.empty()) ++tally.providers[chat.provider], tally.old_provider += chat.provider_old;
     auto& mine = attempts[i];
     if (mine.empty()) {
-      records.push_back(chat_record(chat));
+      // The SDK's retries inside the call, each failed before the stream,
+      // then the call's own last attempt (stable sort: in this order).
+      if (chat.http) ++tally.counting, tally.resent += chat.resend > 0;
+      for (std::int64_t k = 0; chat.http && k < chat.resend; ++k, ++tally.hidden)
+        records.push_back(Record{chat.conversation.empty() ? chat.trace : chat.conversation, chat.start, true,
+                                 kHiddenRetryKind});
+      const bool unended = !chat.error && chat.error_type.empty() && !chat.ok && !chat.reason &&
+                           (chat.status < 0 || chat.status / 100 == 2);
+      const bool aborted = unended && with_reasons.count(chat.scope) > 0;
+      if (unended && !aborted) tally.blind_scopes.insert(chat.scope);
+      tally.aborted += aborted;
+      records.push_back(chat_record(chat, aborted));
       continue;
     }
     ++tally.with_attempts;

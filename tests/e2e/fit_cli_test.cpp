@@ -130,6 +130,7 @@ TEST(FitCli, SdkRetriesFitsPerCallOutcomesByTheirExactLikelihood) {
   const RunResult plain = run_relsim({"fit", path, "--json"});
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("sdk_retries"));
+  EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("if_sdk_retries"));  // a CSV row is a request
   for (const char* bad : {"101", "-1", "x"}) {
     const RunResult e = run_relsim({"fit", path, "--sdk-retries", bad});
     EXPECT_EQ(e.code, 2) << bad << ": " << e.err;
@@ -137,7 +138,8 @@ TEST(FitCli, SdkRetriesFitsPerCallOutcomesByTheirExactLikelihood) {
   }
 }
 
-// OTLP chat spans without HTTP children: per-call outcomes only, so the output suggests --sdk-retries.
+// OTLP chat spans without HTTP children: per-call outcomes only, so the output suggests --sdk-retries,
+// and the verdict line shows the estimate under the SDK's default beside the per-request one.
 TEST(FitCli, PerCallOtlpSuggestsSdkRetries) {
   const std::string chat = R"({"key":"gen_ai.operation.name","value":{"stringValue":"chat"}})";
   std::string spans;
@@ -153,6 +155,21 @@ TEST(FitCli, PerCallOtlpSuggestsSdkRetries) {
   const RunResult r = run_relsim({"fit", path.string()});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("give --sdk-retries S"), std::string::npos) << r.out;
+  const auto verdict = r.out.find("\nverdict: ");
+  ASSERT_NE(verdict, std::string::npos) << r.out;
+  const std::string line = r.out.substr(verdict + 1, r.out.find('\n', verdict + 1) - verdict - 1);
+  EXPECT_NE(line.find("the SDK's retries hidden inside it, and nothing here shows them: under --sdk-retries 2 (the "
+                      "SDK's default) p = "),
+            std::string::npos)
+      << line;
+  // The same numbers as the flag gives.
+  const auto shown = nlohmann::json::parse(run_relsim({"fit", path.string(), "--json"}).out)["if_sdk_retries"];
+  const auto flagged = nlohmann::json::parse(run_relsim({"fit", path.string(), "--sdk-retries", "2", "--json"}).out);
+  ASSERT_TRUE(shown.is_object());
+  EXPECT_EQ(shown["sdk_retries"], 2);
+  EXPECT_EQ(shown["p"], flagged["p"]);
+  EXPECT_EQ(shown["p_ci"], flagged["p_ci"]);
+  EXPECT_FALSE(flagged.contains("if_sdk_retries"));
   const RunResult with = run_relsim({"fit", path.string(), "--sdk-retries", "3"});
   ASSERT_EQ(with.code, 0) << with.err;
   EXPECT_EQ(with.out.find("give --sdk-retries S"), std::string::npos) << with.out;

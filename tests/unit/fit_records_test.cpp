@@ -79,7 +79,7 @@ TEST(FitRecords, CsvOutcomes) {
   EXPECT_EQ(r.records[2].kind, "http_429");
   EXPECT_FALSE(r.records[3].bad);
   EXPECT_EQ(r.records[4].kind, "http_503");
-  EXPECT_EQ(r.records[5].kind, "anthropic.RateLimitError");
+  EXPECT_EQ(r.records[5].kind, "http_429");  // the SDK class, by the one table
   EXPECT_EQ(r.records[5].task, "t2");
   EXPECT_EQ(r.records[5].order, 1);
 }
@@ -238,9 +238,9 @@ std::string attr(const std::string& key, const std::string& value) {
   return "{\"key\":\"" + key + "\",\"value\":" + value + "}";
 }
 std::string str(const std::string& s) { return "{\"stringValue\":\"" + s + "\"}"; }
-std::string request(const std::string& spans) {
-  return "{\"resourceSpans\":[{\"resource\":{\"attributes\":[]},\"scopeSpans\":[{\"scope\":{\"name\":\"s\"},\"spans\":[" +
-         spans + "]}]}]}\n";
+std::string request(const std::string& spans, const std::string& scope = "s") {
+  return "{\"resourceSpans\":[{\"resource\":{\"attributes\":[]},\"scopeSpans\":[{\"scope\":{\"name\":\"" + scope +
+         "\"},\"spans\":[" + spans + "]}]}]}\n";
 }
 const std::string kChat = attr("gen_ai.operation.name", str("chat"));
 
@@ -258,7 +258,7 @@ TEST(FitRecords, OtlpChatSpansOnly) {
   ASSERT_EQ(r.records.size(), 4u);
   // Sorted by task ("c9" < "t1" < "t2"), then start time.
   EXPECT_EQ(r.records[0].task, "c9");
-  EXPECT_EQ(r.records[0].kind, "overloaded_error");
+  EXPECT_EQ(r.records[0].kind, "http_529");  // overloaded_error with no status: before the stream
   EXPECT_EQ(r.records[1].task, "t1");
   EXPECT_EQ(r.records[1].order, 100);
   EXPECT_FALSE(r.records[1].bad);
@@ -287,7 +287,7 @@ TEST(FitRecords, OtlpHttpChildSpansAreTheRequests) {
   const Read r = read("h.otlp", text);
   ASSERT_EQ(r.records.size(), 4u);
   EXPECT_EQ(r.records[0].order, 10);
-  EXPECT_EQ(r.records[0].kind, "ECONNRESET");
+  EXPECT_EQ(r.records[0].kind, "reset");
   EXPECT_EQ(r.records[1].kind, "http_529");
   EXPECT_FALSE(r.records[2].bad);
   EXPECT_EQ(r.records[3].order, 50);  // the chat span without HTTP children
@@ -318,6 +318,82 @@ TEST(FitRecords, OtlpWholeDocumentAndErrors) {
   EXPECT_NE(error_of("o6.otlp", "{ not json\n").find("o6.otlp:1: not JSON"), std::string::npos);
 }
 
+// The official TypeScript SDK's own spans (its source, lib/internal/tracing:
+// one span per create() with http.request.method, http.request.resend_count =
+// attempts - 1 when it retried, status OK after message_stop, ERROR with
+// error.type on a failure, unset when the caller aborted the stream).
+TEST(FitRecords, OtlpSdkSpansStandForTheirHiddenRetriesAndAbortedStreams) {
+  const std::string sdk = "com.anthropic.sdk.typescript";
+  const std::string call = kChat + "," + attr("http.request.method", str("POST")) + "," +
+                           attr("gen_ai.conversation.id", str("task-1"));
+  const auto code = [](int c) { return attr("http.response.status_code", "{\"intValue\":" + std::to_string(c) + "}"); };
+  const auto resend = [](int n) { return attr("http.request.resend_count", "{\"intValue\":" + std::to_string(n) + "}"); };
+  const std::string stop = attr("anthropic.message.stop_reason", str("end_turn"));
+  const std::string text = request(
+      span("t", "a", "", "\"10\"", "{\"code\":1}", call + "," + code(200) + "," + resend(2) + "," + stop) + "," +
+          span("t", "b", "", "\"20\"", "{\"code\":2}",
+               call + "," + code(529) + "," + resend(2) + "," + attr("error.type", str("overloaded_error"))) +
+          "," + span("t", "c", "", "\"30\"", "{}", call + "," + code(200)) + "," +
+          span("t", "d", "", "\"40\"", "{\"code\":2}", call + "," + code(200) + "," + attr("error.type", str("overloaded_error"))) +
+          "," + span("t", "e", "", "\"50\"", "{}", call + "," + code(200) + "," + stop),
+      sdk);
+  const Read r = read("sdk.otlp", text);
+  // a: two hidden failures, then good; b: two hidden, then 529; c: aborted;
+  // d: overloaded inside the stream; e: closed by the caller after its stop reason: good.
+  ASSERT_EQ(r.records.size(), 9u);
+  const std::vector<std::string> kinds = {"sdk_retry", "sdk_retry", "",         "sdk_retry", "sdk_retry",
+                                          "http_529",  "stall",     "overloaded", ""};
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    EXPECT_EQ(r.records[i].kind, kinds[i]) << i;
+    EXPECT_EQ(r.records[i].bad, !kinds[i].empty()) << i;
+    EXPECT_EQ(r.records[i].task, "task-1");
+  }
+  EXPECT_EQ(r.stats.records, 9);
+  EXPECT_TRUE(has_note(r.stats, "5 model-call spans record their own attempts (http.request.method): 2 of them carry "
+                                "http.request.resend_count, whose 4 earlier attempts"));
+  EXPECT_TRUE(has_note(r.stats, "1 model-call spans end with status unset and no stop or finish reason"));
+  EXPECT_FALSE(has_note(r.stats, "per-call outcomes only"));
+}
+
+TEST(FitRecords, OtlpAnUnsetSpanIsAbortedOnlyWhereItsScopeRecordsReasons) {
+  // Scope "quiet" never records a reason: its unset spans stay good, and a
+  // note says why; scope "loud" does, so its reasonless unset span is a fault.
+  const std::string finish = attr("gen_ai.response.finish_reasons", "{\"arrayValue\":{\"values\":[]}}");
+  const std::string text =
+      request(span("q", "a", "", "\"1\"", "{}", kChat) + "," + span("q", "b", "", "\"2\"", "{}", kChat), "quiet") +
+      request(span("l", "c", "", "\"1\"", "{}", kChat + "," + finish) + "," + span("l", "d", "", "\"2\"", "{}", kChat),
+              "loud");
+  const Read r = read("scopes.otlp", text);
+  ASSERT_EQ(r.records.size(), 4u);
+  EXPECT_FALSE(r.records[0].bad);  // task "l", span c: its finish reason
+  EXPECT_EQ(r.records[1].kind, "stall");
+  EXPECT_FALSE(r.records[2].bad);
+  EXPECT_FALSE(r.records[3].bad);
+  EXPECT_TRUE(has_note(r.stats, "the spans of scope 'quiet' record no stop or finish reason"));
+  EXPECT_FALSE(has_note(r.stats, "scope 'loud'"));
+}
+
+TEST(FitRecords, OneKindTableForEveryFormat) {
+  // The same failure, said three ways, is one kind.
+  for (const char* said : {"529", "http_529", "overloaded_error", "OverloadedError", "anthropic.OverloadedError"})
+    EXPECT_EQ(fault_kind_of(said), "http_529") << said;
+  EXPECT_EQ(fault_kind_of("overloaded_error", 200), "overloaded");  // an error event inside the stream
+  EXPECT_EQ(fault_kind_of("overloaded_error", 529), "http_529");
+  EXPECT_EQ(fault_kind_of("rate_limit_error"), "http_429");
+  EXPECT_EQ(fault_kind_of("client_error", 503), "http_503");  // the status wins
+  EXPECT_EQ(fault_kind_of("connection_error"), "reset");
+  EXPECT_EQ(fault_kind_of("client_timeout_error"), "slow_headers");
+  EXPECT_EQ(fault_kind_of("client_error", 200), "client_error");  // no kind stands for it: kept, listed apart
+  EXPECT_EQ(fault_kind_of("cut"), "cut");
+  // CSV, JSON Lines and OTLP agree.
+  const Read csv = read("k.csv", "task,request,outcome\nt,0,overloaded_error\nt,1,529\n");
+  const Read otlp = read("k.otlp", request(span("t", "a", "", "\"1\"", "{\"code\":2}",
+                                                kChat + "," + attr("error.type", str("529")))));
+  EXPECT_EQ(csv.records[0].kind, "http_529");
+  EXPECT_EQ(csv.records[1].kind, "http_529");
+  EXPECT_EQ(otlp.records[0].kind, "http_529");
+}
+
 TEST(FitRecords, LiteLlm) {
   const Read r = read("l.jsonl",
                       "{\"id\":\"1\",\"trace_id\":\"A\",\"startTime\":1714564801.0,\"status\":\"success\"}\n"
@@ -328,7 +404,7 @@ TEST(FitRecords, LiteLlm) {
                       "{\"id\":\"4\",\"trace_id\":null,\"startTime\":1.0,\"status\":\"success\"}\n");
   EXPECT_EQ(r.stats.format, "litellm");
   ASSERT_EQ(r.records.size(), 3u);
-  EXPECT_EQ(r.records[0].kind, "RateLimitError");
+  EXPECT_EQ(r.records[0].kind, "http_429");
   EXPECT_EQ(r.records[0].order, kNoon);
   EXPECT_FALSE(r.records[1].bad);
   EXPECT_EQ(r.records[2].kind, "http_503");

@@ -17,6 +17,8 @@
 namespace relsim::fit {
 
 inline constexpr int kMaxSdkRetries = 100;
+// The official SDKs' default maxRetries / max_retries (TypeScript, Python).
+inline constexpr int kSdkDefaultRetries = 2;
 
 // Row = the last request's state (0 good, 1 bad), column = the state after the call's last
 // request, entry = the probability of that and of the call's outcome:

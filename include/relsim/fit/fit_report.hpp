@@ -25,6 +25,11 @@ struct FitReport {
   std::vector<fit::Prediction> predictions;
   std::optional<fit::HiddenFit> hidden;
   int sdk_retries = 0;  // > 0: fitted by the exact likelihood of per-call outcomes
+  // When each record may be one model call with the SDK's retries hidden
+  // inside it and the log has nothing to reveal them ("per-call outcomes
+  // only"): the estimate under --sdk-retries kSdkDefaultRetries, which the
+  // verdict line shows beside the per-request one.
+  std::optional<fit::ChainFit> if_sdk_default;
 };
 
 // "faults are bursty: q = 0.80 [0.77, 0.83] against p = 0.30, LR p < 1e-16"

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,18 @@ struct ReadStats {
   std::map<std::string, std::int64_t> skipped;  // reason -> rows skipped
   std::vector<std::string> notes;               // what a person should know about the input
 };
+
+// The one table from what a log says of a failed request to relsim's fault
+// kinds (docs/fit.md, Fault kinds), the same for every format. `word` is an
+// error type or class, an HTTP status or an outcome word; `status` the HTTP
+// status the request got, when the log has it (2xx: the failure came inside
+// the stream). A status other than 2xx is http_<status>; a provider error
+// type or an SDK error class names the kind it stands for
+// (overloaded_error: http_529 before the stream, overloaded inside it;
+// rate_limit_error, RateLimitError: http_429; connection_error: reset;
+// client_timeout_error: slow_headers; ...); any other word is kept as it is
+// and listed apart from relsim's kinds.
+std::string fault_kind_of(std::string_view word, std::optional<int> status = std::nullopt);
 
 // "auto" on the command line is `automatic`; relsim covers plan files too,
 // csv covers JSON Lines with the same keys.
