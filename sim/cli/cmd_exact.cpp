@@ -81,7 +81,7 @@ bool write_csvs(const std::vector<std::pair<std::string, std::string>>& outputs)
 void print(const ExactArgs& a, const Model& model, const Policy& policy, const ExactResult& r) {
   if (!ranks().root()) return;
   if (write_csvs(csv_outputs(a, r, std::nullopt))) return;
-  out() << (a.json ? dump_json(exact_json(model, policy, r)) + "\n" : exact_table(model, policy, r));
+  out() << (a.json ? dump_json(exact_json(model, policy, a.model.fault_weights(), r)) + "\n" : exact_table(model, policy, a.model.fault_weights(), r));
 }
 
 ExactOptions matrix_options(const ExactArgs& a) {
@@ -96,8 +96,8 @@ int run_exact_time(const ExactArgs& a, const TimeModel& time) {
   const ExactResult r = exact_time(time, policy, matrix_options(a));
   if (!ranks().root()) return 0;
   if (write_csvs(csv_outputs(a, r, time))) return 0;
-  if (a.json) out() << dump_json(exact_time_json(a.time.chain_json(time), time, policy, r)) << "\n";
-  else out() << exact_time_table(a.time.chain_words(time), time, policy, r);
+  if (a.json) out() << dump_json(exact_time_json(a.time.chain_json(time), time, policy, a.model.fault_weights(), r)) << "\n";
+  else out() << exact_time_table(a.time.chain_words(time), time, policy, a.model.fault_weights(), r);
   return 0;
 }
 
@@ -169,13 +169,13 @@ int run_exact(const ExactArgs& a) {
   if (!share.root()) return 0;
   if (write_csvs(csv_outputs(a, m, std::nullopt))) return 0;
   if (a.json) {
-    Json j = exact_json(model, policy, m);
+    Json j = exact_json(model, policy, a.model.fault_weights(), m);
     j["method"] = "both";
     j["enumerate_success"] = e.success;
     j["max_abs_diff"] = diff;
     out() << dump_json(j) << "\n";
   } else {
-    out() << exact_table(model, policy, m) << exact_table(model, policy, e)
+    out() << exact_table(model, policy, a.model.fault_weights(), m) << exact_table(model, policy, a.model.fault_weights(), e)
               << fmt::format("max |matrix - enumerate| over success, env_error and every bin: {:.3g}\n", diff);
   }
   return 0;

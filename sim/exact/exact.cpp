@@ -307,8 +307,51 @@ ExactResult exact_matrix(const Model& model, const Policy& policy, const ExactOp
   return exact_detail::result_from(c, start, policy, options, 0.0);
 }
 
-double independent_success(double p, const Policy& policy) {
-  return std::pow(1.0 - std::pow(p, policy.r + 1), static_cast<double>(policy.n));
+namespace {
+
+// The weights of the kinds the HTTP layer, the stream layer and no layer
+// retry under `policy` (simple: the stream layer retries every kind).
+struct LayerWeights {
+  double pre = 0.0, stream = 0.0, fatal = 0.0;
+};
+
+LayerWeights layer_weights(const Policy& policy, const FaultWeights& kinds) {
+  LayerWeights w;
+  for (int k = 0; k < kFaultKinds; ++k) {
+    const double weight = kinds.weight[static_cast<std::size_t>(k)];
+    const Stage stage = stage_of(static_cast<FaultKind>(k));
+    if (stage == Stage::fatal) w.fatal += weight;
+    else if (stage == Stage::pre_response && policy.kind == PolicyKind::layered) w.pre += weight;
+    else w.stream += weight;
+  }
+  return w;
+}
+
+bool covered(const Policy& policy) { return policy.kind == PolicyKind::simple || policy.kind == PolicyKind::layered; }
+
+}  // namespace
+
+std::optional<double> independent_success(double p, const Policy& policy, const FaultWeights& kinds) {
+  if (!covered(policy)) return std::nullopt;
+  const LayerWeights w = layer_weights(policy, kinds);
+  // Every fault retried by the stream layer: the classic form, to the last bit.
+  if (w.pre == 0.0 && w.fatal == 0.0) return std::pow(1.0 - std::pow(p, policy.r + 1), static_cast<double>(policy.n));
+  const double total = w.pre + w.stream + w.fatal;
+  const int s = policy.kind == PolicyKind::layered ? policy.s : 0;
+  const double a = p * w.pre / total, c = p * w.stream / total;
+  double http = 0.0, power = 1.0;  // sum_{j=0..s} a^j
+  for (int j = 0; j <= s; ++j, power *= a) http += power;
+  const double good = (1.0 - p) * http, retried = c * http;
+  // G (1 + C + ... + C^r), summed directly: C may be 1 (p = 1 with no other kind).
+  double call = 0.0, term = good;
+  for (int k = 0; k <= policy.r; ++k, term *= retried) call += term;
+  return std::pow(call, static_cast<double>(policy.n));
+}
+
+std::string_view independent_form(const Policy& policy, const FaultWeights& kinds) {
+  if (!covered(policy)) return "";
+  const LayerWeights w = layer_weights(policy, kinds);
+  return w.pre == 0.0 && w.fatal == 0.0 ? "(1 - p^(r+1))^n" : "(G (1 + C + ... + C^r))^n, G and C from p, s and the kinds";
 }
 
 double ExactResult::fault_share() const {

@@ -158,6 +158,17 @@ std::string durations_words(const TimeModel& time) {
   return fmt::format("{} s{}", time.request_seconds, faults.empty() ? "" : fmt::format(" (faults: {})", faults));
 }
 
+// The independent formula's value (null for a policy it does not cover) and row.
+Json independent_json(double p, const Policy& policy, const FaultWeights& kinds) {
+  const std::optional<double> value = independent_success(p, policy, kinds);
+  return value ? Json(*value) : Json(nullptr);
+}
+
+void independent_row(const Row& row, double p, const Policy& policy, const FaultWeights& kinds) {
+  if (const std::optional<double> value = independent_success(p, policy, kinds))
+    row("independent formula", fmt::format("{:.12g}  {}", *value, independent_form(policy, kinds)));
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> time_model_rows(const TimeModel& time) {
@@ -179,13 +190,13 @@ OutcomeQuantiles requests_quantiles(const ExactResult& result) {
   return outcome_quantiles(done, failed);
 }
 
-Json exact_json(const Model& model, const Policy& policy, const ExactResult& result) {
+Json exact_json(const Model& model, const Policy& policy, const FaultWeights& kinds, const ExactResult& result) {
   Json j = model_json(model, policy);
   j["p0"] = model.p < 1.0 ? Json(model.p0()) : Json(nullptr);
   const BurstShape shape = burst_shape(model);
   j["mean_burst_length"] = shape.mean_burst;
   j["mean_gap"] = shape.mean_gap;
-  j["independent"] = independent_success(model.p, policy);
+  j["independent"] = independent_json(model.p, policy, kinds);
   add_result_fields(j, policy, result);
   return j;
 }
@@ -224,9 +235,10 @@ std::string seconds_quantiles_note(const TimeModel& time, const ExactResult& res
          "relsim simulate estimates its quantiles with intervals";
 }
 
-Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& policy, const ExactResult& result) {
+Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& policy, const FaultWeights& kinds,
+                     const ExactResult& result) {
   Json j = time_head_json(chain, time, policy);
-  j["independent"] = independent_success(stationary_bad(time), policy);
+  j["independent"] = independent_json(stationary_bad(time), policy, kinds);
   add_result_fields(j, policy, result);
   j["mean_seconds"] = result.mean_seconds;
   if (result.seconds_complete) {
@@ -256,7 +268,8 @@ std::vector<std::pair<std::string, std::string>> model_rows(const Model& model, 
           {"chain scope", scope_words}};
 }
 
-std::string exact_table(const Model& model, const Policy& policy, const ExactResult& result, int max_rows) {
+std::string exact_table(const Model& model, const Policy& policy, const FaultWeights& kinds, const ExactResult& result,
+                        int max_rows) {
   std::string s;
   const Row row = [&](std::string_view name, const std::string& value) {
     s += fmt::format("  {:<22} {}\n", name, value);
@@ -265,14 +278,14 @@ std::string exact_table(const Model& model, const Policy& policy, const ExactRes
   for (const auto& named : model_rows(model, std::string(to_string(model.chain)))) row(named.first, named.second);
   row("policy", describe(policy));
   result_rows(row, result);
-  row("independent formula", fmt::format("{:.12g}  (1 - p^(r+1))^n", independent_success(model.p, policy)));
+  independent_row(row, model.p, policy, kinds);
   outcome_rows(row, result);
   requests_rows(s, result, max_rows);
   return s;
 }
 
 std::string exact_time_table(const std::string& chain, const TimeModel& time, const Policy& policy,
-                             const ExactResult& result, int max_rows) {
+                             const FaultWeights& kinds, const ExactResult& result, int max_rows) {
   std::string s;
   const Row row = [&](std::string_view name, const std::string& value) {
     s += fmt::format("  {:<22} {}\n", name, value);
@@ -283,8 +296,7 @@ std::string exact_time_table(const std::string& chain, const TimeModel& time, co
   for (const auto& named : time_model_rows(time)) row(named.first, named.second);
   row("policy", describe(policy));
   result_rows(row, result);
-  row("independent formula",
-      fmt::format("{:.12g}  (1 - p^(r+1))^n", independent_success(stationary_bad(time), policy)));
+  independent_row(row, stationary_bad(time), policy, kinds);
   outcome_rows(row, result);
   row("mean seconds", fmt::format("{:.12g}  (first request's start to last request's end)", result.mean_seconds));
   if (result.seconds_complete) {

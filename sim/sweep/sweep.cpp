@@ -75,6 +75,12 @@ SimConfig sim_config(const SweepPoint& pt, const SweepGrid& grid, const SweepCon
 }
 
 // The simulated columns of today's header: tasks .. seed.
+// The independent column: the closed form, empty for a policy it does not cover.
+std::string independent_cell(double p, const Policy& policy, const FaultWeights& kinds) {
+  const std::optional<double> value = independent_success(p, policy, kinds);
+  return value ? fmt::format("{:.17g}", *value) : std::string();
+}
+
 std::string sim_columns(const SimResult& sim, double exact, const SweepConfig& config, std::uint64_t seed) {
   // Tasks of one lane are correlated in the continuous scope;
   // design_effect() is 1 for the fresh scope.
@@ -118,9 +124,9 @@ std::string discrete_row(const SweepPoint& pt, const SweepGrid& grid, const Swee
   eopt.distribution = config.quantiles;
   eopt.prune_below = kSweepPruneBelow;
   const ExactResult ex = exact_matrix(model, pt.policy, eopt);
-  std::string row = fmt::format("{},{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g}", model.p, model.q, pt.r, pt.n,
+  std::string row = fmt::format("{},{},{},{},{},{},{},{:.17g},{},{:.17g},{:.17g}", model.p, model.q, pt.r, pt.n,
                                 model.b, model.g, to_string(model.chain), model.p0(),
-                                independent_success(model.p, pt.policy), ex.success, ex.mean_requests);
+                                independent_cell(model.p, pt.policy, grid.kinds), ex.success, ex.mean_requests);
   std::optional<SimResult> sim;
   if (config.tasks == 0) {
     row += ",,,,,,,";
@@ -140,8 +146,8 @@ std::string time_row(const SweepPoint& pt, const SweepGrid& grid, const SweepCon
   eopt.distribution = config.quantiles || time.fixed_waits();  // for the exact quantiles
   const ExactResult ex = exact_time(time, pt.policy, eopt);
   const double p = time.chain.initial.dot(time.chain.bad);
-  std::string row = fmt::format("{},,{},{},,,{},,{:.17g},{:.17g},{:.17g}", p, pt.r, pt.n, to_string(time.scope),
-                                independent_success(p, pt.policy), ex.success, ex.mean_requests);
+  std::string row = fmt::format("{},,{},{},,,{},,{},{:.17g},{:.17g}", p, pt.r, pt.n, to_string(time.scope),
+                                independent_cell(p, pt.policy, grid.kinds), ex.success, ex.mean_requests);
   std::optional<TimeSimResult> sim;
   if (config.tasks == 0) {
     row += ",,,,,,,";

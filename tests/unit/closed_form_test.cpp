@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
 
 #include "relsim/exact/enumerate.hpp"
 #include "relsim/exact/exact.hpp"
@@ -66,8 +67,8 @@ TEST(ClosedForm, LongBackoffDecorrelatesRetriesTowardsTheIndependentFormula) {
     Case c{0.3, 0.8, 2, 5, steps, steps, false};
     const Policy pol = c.policy();
     EXPECT_NEAR(exact_matrix(c.model(), pol).success, std::pow(1.0 - std::pow(0.3, 3), 5.0), kTol) << c.str();
-    EXPECT_NEAR(exact_matrix(c.model(), pol).success, independent_success(0.3, pol), kTol) << c.str();
-    EXPECT_NEAR(closed_success(c), independent_success(0.3, pol), kTol) << c.str();
+    EXPECT_NEAR(exact_matrix(c.model(), pol).success, *independent_success(0.3, pol), kTol) << c.str();
+    EXPECT_NEAR(closed_success(c), *independent_success(0.3, pol), kTol) << c.str();
   }
 }
 
@@ -77,6 +78,45 @@ TEST(ClosedForm, QEqualPIsTheIndependentFormulaForAnyScopeAndSilentSteps) {
       Case c{p, p, 3, 7, 2, 5, cont};
       EXPECT_NEAR(exact_matrix(c.model(), c.policy()).success, std::pow(1.0 - std::pow(p, 4), 7.0), kTol) << c.str();
     }
+  }
+}
+
+// The independent formula of docs/exact.md for the simple and layered
+// policies, every kind mix (pre-response, in-stream, fatal), against the
+// transfer matrix at q = p (faults independent); the form it prints; and
+// nothing for the policies it does not cover. Before issue 33 the classic
+// (1 - p^(r+1))^n was printed for every policy.
+TEST(ClosedForm, IndependentFormulaCoversEveryKindMixOfSimpleAndLayered) {
+  const char* mixes[] = {"cut=1", "http_529=1", "cut=1,http_529=1", "cut=2,slow_headers=1,http_400=1",
+                         "stall=1,reset=3,http_500=1,http_400=2"};
+  int checked = 0;
+  for (const char* mix : mixes) {
+    const FaultWeights kinds = parse_fault_weights(mix);
+    for (const PolicyKind kind : {PolicyKind::simple, PolicyKind::layered}) {
+      for (const double p : {0.05, 0.3, 0.7}) {
+        for (const auto& [s, r, n] : {std::tuple{0, 0, 1}, std::tuple{2, 1, 3}, std::tuple{4, 3, 5}}) {
+          const Policy pol{.n = n, .r = r, .s = s, .kind = kind};
+          const ExactOptions opt{.kinds = kinds, .distribution = false};
+          const std::optional<double> formula = independent_success(p, pol, kinds);
+          ASSERT_TRUE(formula.has_value());
+          EXPECT_NEAR(*formula, exact_matrix(Model{.p = p, .q = p}, pol, opt).success, kTol)
+              << mix << " " << to_string(kind) << " p " << p << " s " << s << " r " << r << " n " << n;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 90);
+  Policy layered{2, 3};
+  layered.kind = PolicyKind::layered;
+  layered.s = 2;
+  EXPECT_EQ(independent_form(layered), "(1 - p^(r+1))^n");  // the default kinds: the stream layer retries all
+  EXPECT_NE(independent_form(layered, parse_fault_weights("http_529=1")), "(1 - p^(r+1))^n");
+  for (const PolicyKind kind : {PolicyKind::naive, PolicyKind::budgeted}) {
+    Policy pol{2, 3};
+    pol.kind = kind;
+    EXPECT_FALSE(independent_success(0.3, pol).has_value());
+    EXPECT_EQ(independent_form(pol), "");
   }
 }
 

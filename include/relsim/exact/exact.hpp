@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "relsim/core/faults.hpp"
@@ -123,8 +124,21 @@ ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactO
 // The quantiles of a wall-time distribution sorted by seconds, over all outcomes.
 Quantiles seconds_quantiles(const std::vector<SecondsBin>& bins);
 
-// The formula for independent faults, (1 - p^(r+1))^n.
-double independent_success(double p, const Policy& policy);
+// P(success) when every request fails independently with probability p, its
+// kind drawn from `kinds` (a closed form, docs/exact.md): a stream attempt of
+// a call ends good with G = (1 - p) sum_{j=0..s} a^j and in a fault its
+// stream layer retries with C = c sum_{j=0..s} a^j, where a and c are p times
+// the shares of the kinds the HTTP layer and the stream layer retry (for the
+// simple policy s = 0 and c is every kind but the fatal one); a call succeeds
+// with G (1 - C^(r+1)) / (1 - C), a task with that to the n. With the
+// default kinds, (1 - p^(r+1))^n. nullopt for the naive and budgeted
+// policies, which this form does not cover.
+std::optional<double> independent_success(double p, const Policy& policy,
+                                          const FaultWeights& kinds = FaultWeights::in_stream_uniform());
+// The form independent_success takes for `policy` and `kinds`, as the table
+// prints it: "(1 - p^(r+1))^n" when the stream layer retries every kind, the
+// general one otherwise, "" when it does not cover the policy.
+std::string_view independent_form(const Policy& policy, const FaultWeights& kinds = FaultWeights::in_stream_uniform());
 
 // Largest absolute difference between two results: success, env_error and
 // every bin of the distribution.

@@ -20,14 +20,16 @@ namespace relsim {
 // (outcome_quantiles_json, or null with a requests_quantiles_note when the
 // distribution was left out), policy, outcomes, wrong, method,
 // distribution_complete, pruned_mass and the requests distribution.
-Json exact_json(const Model& model, const Policy& policy, const ExactResult& result);
+// `kinds`: the fault kinds the result was computed with (independent_success).
+Json exact_json(const Model& model, const Policy& policy, const FaultWeights& kinds, const ExactResult& result);
 
 // The quantiles of requests per task, from the result's distribution (all
 // nullopt when it was left out).
 OutcomeQuantiles requests_quantiles(const ExactResult& result);
 
 // The `relsim exact` table; at most `max_rows` rows of the distribution.
-std::string exact_table(const Model& model, const Policy& policy, const ExactResult& result, int max_rows = 40);
+std::string exact_table(const Model& model, const Policy& policy, const FaultWeights& kinds, const ExactResult& result,
+                        int max_rows = 40);
 
 // Time mode (exact_time). `chain` names the chain as it was given (the mean
 // sojourns, or a fitted chain's file), in JSON fields or in words; the
@@ -36,9 +38,10 @@ std::string exact_table(const Model& model, const Policy& policy, const ExactRes
 // mean_seconds, seconds_quantiles ({p50, p90, p99}, or null with a
 // seconds_quantiles_note saying why), seconds_complete and the seconds
 // distribution.
-Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& policy, const ExactResult& result);
+Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& policy, const FaultWeights& kinds,
+                     const ExactResult& result);
 std::string exact_time_table(const std::string& chain, const TimeModel& time, const Policy& policy,
-                             const ExactResult& result, int max_rows = 40);
+                             const FaultWeights& kinds, const ExactResult& result, int max_rows = 40);
 
 // The time options: request_seconds, fault_seconds ({KIND: seconds} for the
 // kinds given), think_seconds, backoff (parse_backoff's syntax) and
