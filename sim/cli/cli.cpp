@@ -24,6 +24,8 @@ namespace relsim {
 namespace cli {
 
 Model ModelArgs::model() const {
+  if (p_needed && !p_option->count())
+    throw InputError("--p is required (or, for time mode, --t-good and --t-bad)");
   Model m;
   m.p = p;
   m.q = q_option->count() ? q : p;
@@ -62,6 +64,7 @@ void add_policy_options(CLI::App& cmd, ModelArgs& a) {
 
 void add_model_options(CLI::App& cmd, ModelArgs& a, bool p_required) {
   a.p_option = cmd.add_option("--p", a.p, "long-run fraction of bad requests, in [0, 1]")->required(p_required);
+  a.p_needed = p_required;
   a.q_option = cmd.add_option("--q", a.q,
                               "P(bad | previous bad), in [max(0, (2p-1)/p), 1]; default p (independent faults)");
   a.burst_mean_option = cmd.add_option("--burst-mean", a.burst_mean,

@@ -140,6 +140,11 @@ void refuse_plan_options_in_time_mode(CLI::App& cmd, const std::function<bool()>
   for (const auto& [name, why] : refused)
     refuse_when(cmd.get_option(name), timed,
                 fmt::format("{} does not apply to relsim live in time mode: {}", name, why));
+  // The time options relsim live's time mode refuses say so in --help.
+  for (const char* name : {"--request-seconds", "--fault-seconds"})
+    for (const auto& [refused_name, why] : refused)
+      if (std::string_view(refused_name) == name) cmd.get_option(name)->description(fmt::format("refused here: {}", why));
+  cmd.get_option("--hidden-chain")->description("refused here: the mock's outage mode has two states");
   check_value<std::string>(cmd.get_option("--chain"), [timed](const std::string& chain) {
     if (timed() && parse_chain_scope(chain) != ChainScope::fresh)
       throw InputError("--chain continuous does not apply to relsim live in time mode: tasks start --task-spacing "

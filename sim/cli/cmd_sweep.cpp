@@ -62,6 +62,7 @@ SweepGrid sweep_grid(const SweepArgs& a) {
   SweepGrid grid;
   time_axes(a, grid);
   if (!grid.timed()) {
+    if (a.p.empty()) throw InputError("--p is required (or, for time mode, --t-good and --t-bad)");
     grid.p = parse_real_axis(a.p, "p");
     if (!a.q.empty()) grid.q = parse_real_axis(a.q, "q");
     if (!a.burst_mean.empty()) {
@@ -124,10 +125,8 @@ void add_sweep_policy_and_time(CLI::App& cmd, SweepArgs& a, const std::string& a
       cmd.add_option("--s", a.s, "HTTP-layer retries (all policies but simple): " + axis)->capture_default_str(),
       cmd.add_option("--B", a.B, "budgeted: requests per call: " + axis)->capture_default_str()};
   cmd.add_option("--kinds", a.kinds, "fault-kind weights of bad requests, e.g. cut=1,stall=1 (one value)");
-  CLI::Option* p = cmd.get_option("--p");
-  const auto relax = [p](const std::string&) { p->required(false); };
-  a.t_good_option = cmd.add_option("--t-good", a.t_good, "time mode: mean good sojourn, seconds: " + axis)->each(relax);
-  a.t_bad_option = cmd.add_option("--t-bad", a.t_bad, "time mode: mean bad sojourn, seconds: " + axis)->each(relax);
+  a.t_good_option = cmd.add_option("--t-good", a.t_good, "time mode: mean good sojourn, seconds: " + axis);
+  a.t_bad_option = cmd.add_option("--t-bad", a.t_bad, "time mode: mean bad sojourn, seconds: " + axis);
   needs_option(a.t_bad_option, a.t_good_option, "--t-bad needs --t-good: give both mean sojourns, in seconds");
   needs_option(a.t_good_option, a.t_bad_option, "--t-good needs --t-bad: give both mean sojourns, in seconds");
   const auto timed = [good = a.t_good_option, bad = a.t_bad_option] { return good->count() || bad->count(); };
@@ -163,7 +162,8 @@ Runner add_sweep(CLI::App& app) {
                                  "  (quantiles with --quantiles),sim_fault_share,sim_p50_requests,sim_p90_requests,\n"
                                  "  sim_p99_requests,sim_p999_requests (with --tasks)");
   const std::string axis = "a value, a list a,b,c or an inclusive range start:stop:step";
-  cmd->add_option("--p", args->p, "bad fraction: " + axis)->required();
+  // Required outside time mode: sweep_grid checks (CLI11 cannot say "required unless").
+  cmd->add_option("--p", args->p, "bad fraction: " + axis + "; required outside time mode");
   auto* q = cmd->add_option("--q", args->q, "P(bad | previous bad): " + axis + "; default q = p at each point");
   auto* burst_mean =
       cmd->add_option("--burst-mean", args->burst_mean,

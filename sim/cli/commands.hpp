@@ -72,8 +72,13 @@ struct ModelArgs {
   CLI::Option* p_option = nullptr;
   CLI::Option* kinds_option = nullptr;
   CLI::Option* n_option = nullptr;
+  // --p is needed outside time mode (add_time_options leaves it to model(),
+  // so that --help does not call it REQUIRED where time mode goes without).
+  bool p_needed = false;
 
-  Model model() const;    // validated; q from --q or --burst-mean, else p
+  // Validated; q from --q or --burst-mean, else p. Throws InputError when
+  // --p is needed and was not given.
+  Model model() const;
   Policy policy() const;  // validated
   FaultWeights fault_weights() const;
 };

@@ -79,23 +79,20 @@ std::string TimeArgs::chain_words(const TimeModel& time) const {
 }
 
 void add_time_options(CLI::App& cmd, TimeArgs& a, const OptionRefusals& refused) {
-  // In time mode the chain comes from the sojourns: --p is no longer
-  // required. The relaxation runs before CLI11 checks requirements.
-  CLI::Option* p = cmd.get_option_no_throw("--p");
-  const auto relax = [p](const std::string&) {
-    if (p != nullptr) p->required(false);
-  };
+  // In time mode the chain comes from the sojourns: --p is needed outside it
+  // only, which ModelArgs::model() checks (CLI11 cannot say "required unless").
+  if (CLI::Option* p = cmd.get_option_no_throw("--p"); p != nullptr && p->get_required()) {
+    p->required(false);
+    p->description(p->get_description() + "; required outside time mode");
+  }
   a.t_good_option = cmd.add_option("--t-good", a.t_good,
-                                   "time mode: mean good sojourn of the fault chain, seconds, in (0, 1e9]")
-                        ->each(relax);
+                                   "time mode: mean good sojourn of the fault chain, seconds, in (0, 1e9]");
   a.t_bad_option = cmd.add_option("--t-bad", a.t_bad,
                                   "time mode: mean bad sojourn (outage), seconds, in (0, 1e9]; "
-                                  "p = t_bad / (t_good + t_bad)")
-                       ->each(relax);
+                                  "p = t_bad / (t_good + t_bad)");
   a.hidden_option = cmd.add_option("--hidden-chain", a.hidden_chain,
                                    "time mode: the hidden chain of a `relsim fit --hidden --json` output, made "
-                                   "continuous (with --step-seconds)")
-                        ->each(relax);
+                                   "continuous (with --step-seconds)");
   a.step_option = cmd.add_option("--step-seconds", a.step_seconds,
                                  "--hidden-chain: seconds one step of the fitted chain lasts, in (0, 1e9]");
   CLI::Option* time_only[] = {

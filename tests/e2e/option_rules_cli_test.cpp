@@ -87,6 +87,10 @@ TEST(OptionRules, EachDeclaredRuleRefusesWithItsWholeLine) {
        "--step-seconds applies in time mode only: give the mean sojourns --t-good and --t-bad (seconds) too"},
       {"bughunt run --p 0.1 --tester naive --reloads 2",
        "--reloads: the naive tester never reloads; give --tester careful"},
+      // --p outside time mode: not REQUIRED in --help (time mode goes without), checked after parsing.
+      {"exact --r 1 --n 2", "--p is required (or, for time mode, --t-good and --t-bad)"},
+      {"simulate --r 1 --n 2", "--p is required (or, for time mode, --t-good and --t-bad)"},
+      {"sweep --r 1 --n 2", "--p is required (or, for time mode, --t-good and --t-bad)"},
   };
   for (const Refused& c : cases) {
     SCOPED_TRACE(c.args);
@@ -118,6 +122,28 @@ TEST(OptionRules, TheSameOptionsInTheirOwnModeAreTaken) {
     EXPECT_EQ(r.err, "");
   }
   EXPECT_TRUE(fs::exists(seconds_csv));
+}
+
+// --help says what runs in each mode (issue 33: exact's --help called --p
+// REQUIRED though time mode runs without it; live's listed --request-seconds
+// and then refused it).
+TEST(OptionRules, HelpIsTrueToEachMode) {
+  for (const char* command : {"exact", "simulate", "sweep"}) {
+    const auto help = run_relsim(std::string(command) + " --help");
+    ASSERT_EQ(help.code, 0) << help.err;
+    const auto line = help.out.substr(help.out.find("  --p "), help.out.find('\n', help.out.find("  --p ")) -
+                                                                  help.out.find("  --p "));
+    EXPECT_EQ(line.find("REQUIRED"), std::string::npos) << command << ": " << line;
+    EXPECT_NE(line.find("required outside time mode"), std::string::npos) << command << ": " << line;
+  }
+  const auto live = run_relsim("live --help");
+  for (const char* refused : {"--request-seconds", "--fault-seconds", "--hidden-chain"}) {
+    const auto at = live.out.find(std::string("  ") + refused + " ");
+    ASSERT_NE(at, std::string::npos) << refused;
+    EXPECT_NE(live.out.substr(at, live.out.find('\n', at) - at).find("refused here"), std::string::npos) << refused;
+  }
+  // The positive control: time mode still runs without --p.
+  EXPECT_EQ(run_relsim("exact " + kTime).code, 0);
 }
 
 TEST(OptionRules, ARefusedLineWritesNoFile) {
