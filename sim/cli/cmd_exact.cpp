@@ -20,6 +20,7 @@
 #include "relsim/parallel/parallel.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_rules.hpp"
+#include "cli/require_option.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -37,6 +38,7 @@ struct ExactArgs {
   double target = 0.0;
   std::string solve;             // r, s, b or B; empty: no search
   std::string triage;            // naive or careful; empty: the agent's task
+  std::string require;           // --require: thresholds for CI
   int reloads = 1;
   CLI::Option* r_option = nullptr;
   CLI::Option* reloads_option = nullptr;
@@ -78,10 +80,13 @@ bool write_csvs(const std::vector<std::pair<std::string, std::string>>& outputs)
 
 // Under mpirun every rank computes the same result (the enumeration split
 // over them); rank 0 alone prints.
-void print(const ExactArgs& a, const Model& model, const Policy& policy, const ExactResult& r) {
-  if (!ranks().root()) return;
-  if (write_csvs(csv_outputs(a, r, std::nullopt))) return;
-  out() << (a.json ? dump_json(exact_json(model, policy, a.model.fault_weights(), r)) + "\n" : exact_table(model, policy, a.model.fault_weights(), r));
+// Returns the exit code: --require's verdict.
+int print(const ExactArgs& a, const Model& model, const Policy& policy, const ExactResult& r) {
+  if (!ranks().root()) return 0;
+  if (!write_csvs(csv_outputs(a, r, std::nullopt)))
+    out() << (a.json ? dump_json(exact_json(model, policy, a.model.fault_weights(), r)) + "\n"
+                     : exact_table(model, policy, a.model.fault_weights(), r));
+  return require_verdict(a.require, kExactMetrics, exact_measured(r, nullptr));
 }
 
 ExactOptions matrix_options(const ExactArgs& a) {
@@ -95,10 +100,12 @@ int run_exact_time(const ExactArgs& a, const TimeModel& time) {
   const Policy policy = a.model.policy();
   const ExactResult r = exact_time(time, policy, matrix_options(a));
   if (!ranks().root()) return 0;
-  if (write_csvs(csv_outputs(a, r, time))) return 0;
-  if (a.json) out() << dump_json(exact_time_json(a.time.chain_json(time), time, policy, a.model.fault_weights(), r)) << "\n";
-  else out() << exact_time_table(a.time.chain_words(time), time, policy, a.model.fault_weights(), r);
-  return 0;
+  if (!write_csvs(csv_outputs(a, r, time))) {
+    if (a.json)
+      out() << dump_json(exact_time_json(a.time.chain_json(time), time, policy, a.model.fault_weights(), r)) << "\n";
+    else out() << exact_time_table(a.time.chain_words(time), time, policy, a.model.fault_weights(), r);
+  }
+  return require_verdict(a.require, kExactMetrics, exact_measured(r, &time));
 }
 
 int run_solve(const ExactArgs& a, const std::optional<TimeModel>& time) {
@@ -154,20 +161,15 @@ int run_exact(const ExactArgs& a) {
   if (a.method != "matrix" && policy.kind != PolicyKind::simple)
     throw InputError(fmt::format("method = {} covers the simple policy only, not policy = {}: use --method matrix",
                                  a.method, to_string(policy.kind)));
-  if (a.method == "enumerate") {
-    print(a, model, policy, exact_enumerate(model, policy, eopt, share));
-    return 0;
-  }
-  if (a.method == "matrix") {
-    print(a, model, policy, exact_matrix(model, policy, mopt));
-    return 0;
-  }
+  if (a.method == "enumerate") return print(a, model, policy, exact_enumerate(model, policy, eopt, share));
+  if (a.method == "matrix") return print(a, model, policy, exact_matrix(model, policy, mopt));
   // Refuse an over-long enumeration before spending time on the matrix.
   const ExactResult e = exact_enumerate(model, policy, eopt, share);
   const ExactResult m = exact_matrix(model, policy, mopt);
   const double diff = max_abs_diff(m, e);
   if (!share.root()) return 0;
-  if (write_csvs(csv_outputs(a, m, std::nullopt))) return 0;
+  const int verdict = require_verdict(a.require, kExactMetrics, exact_measured(m, nullptr));
+  if (write_csvs(csv_outputs(a, m, std::nullopt))) return verdict;
   if (a.json) {
     Json j = exact_json(model, policy, a.model.fault_weights(), m);
     j["method"] = "both";
@@ -178,7 +180,7 @@ int run_exact(const ExactArgs& a) {
     out() << exact_table(model, policy, a.model.fault_weights(), m) << exact_table(model, policy, a.model.fault_weights(), e)
               << fmt::format("max |matrix - enumerate| over success, env_error and every bin: {:.3g}\n", diff);
   }
-  return 0;
+  return verdict;
 }
 
 // The options that the rules below name, besides those ExactArgs keeps.
@@ -308,6 +310,9 @@ Runner add_exact(CLI::App& app) {
   auto* seconds_csv = cmd->add_option("--seconds-csv", args->seconds_csv,
                   "time mode, fixed waits: write the wall-time distribution here as CSV "
                   "(seconds,outcome,probability), atomically; -: to stdout instead of the table");
+  auto* require = add_require_option(*cmd, args->require, kExactMetrics);
+  for (CLI::Option* other : {solve, triage})
+    refuse_with(require, other, "--require checks the metrics of one run: leave it out with --solve and --triage");
   declare_exact_rules(*args, {method, distribution_work, solve, triage, csv, seconds_csv, json});
   return [args] { return run_exact(*args); };
 }

@@ -18,6 +18,7 @@
 #include "relsim/montecarlo/stats.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "cli/commands.hpp"
+#include "cli/require_option.hpp"
 #include "cli/option_rules.hpp"
 
 namespace relsim::cli {
@@ -37,6 +38,7 @@ struct SimulateArgs {
   std::string interval = "wilson";
   double confidence = 0.95;
   bool json = false;
+  std::string require;  // --require: thresholds for CI
 };
 
 // Reads and checks the arguments; the order of the checks decides which
@@ -117,7 +119,7 @@ int run_simulate(const SimulateArgs& a) {
   if (!setup.config.share.root()) return 0;
   if (a.json) out() << dump_json(simulate_json(setup, check)) << "\n";
   else out() << simulate_table(setup, check);
-  return 0;
+  return require_verdict(a.require, kSimulateMetrics, simulate_measured(check));
 }
 
 }  // namespace
@@ -147,6 +149,7 @@ Runner add_simulate(CLI::App& app) {
           throw InputError(fmt::format("confidence = {} is out of range: it must be in (0, 1)", confidence));
       });
   cmd->add_flag("--json", args->json, "print one JSON object instead of a table");
+  add_require_option(*cmd, args->require, kSimulateMetrics);
   return [args] { return run_simulate(*args); };
 }
 

@@ -178,6 +178,28 @@ std::vector<std::pair<std::string, std::string>> time_model_rows(const TimeModel
           {"think between calls", fmt::format("{} s", time.think_seconds)}};
 }
 
+const std::vector<std::string> kExactMetrics = {"success",      "env_error",    "requests_per_task", "p99_requests",
+                                                "mean_seconds", "p99_seconds"};
+
+Measured exact_measured(const ExactResult& result, const TimeModel* time) {
+  Measured m;
+  m.values["success"] = result.success;
+  m.values["env_error"] = result.env_error;
+  m.values["requests_per_task"] = result.mean_requests;
+  const OutcomeQuantiles q = requests_quantiles(result);
+  if (q.all) m.values["p99_requests"] = static_cast<double>(q.all->at[2]);
+  else m.missing["p99_requests"] = "the requests distribution was not computed (see --distribution-work)";
+  if (time == nullptr) {
+    for (const char* name : {"mean_seconds", "p99_seconds"})
+      m.missing[name] = "seconds exist in time mode only (--t-good, --t-bad)";
+    return m;
+  }
+  m.values["mean_seconds"] = result.mean_seconds;
+  if (result.seconds_complete) m.values["p99_seconds"] = result.seconds_quantiles.p99;
+  else m.missing["p99_seconds"] = seconds_quantiles_note(*time, result);
+  return m;
+}
+
 OutcomeQuantiles requests_quantiles(const ExactResult& result) {
   if (!result.distribution_complete) return {};
   std::vector<double> done, failed;

@@ -238,4 +238,25 @@ std::string simulate_table(const SimulateSetup& setup, const SimulateCheck& r) {
   return s;
 }
 
+const std::vector<std::string> kSimulateMetrics = {"success",      "success_low", "env_error", "requests_per_task",
+                                                   "mean_seconds", "p99_seconds"};
+
+Measured simulate_measured(const SimulateCheck& check) {
+  Measured m;
+  const double tasks = static_cast<double>(check.sim.tasks);
+  m.values["success"] = check.rate();
+  m.values["success_low"] = check.ci.low;
+  m.values["env_error"] = static_cast<double>(check.sim.tasks - check.sim.successes) / tasks;
+  m.values["requests_per_task"] = static_cast<double>(check.sim.requests) / tasks;
+  if (!check.timed) {
+    for (const char* name : {"mean_seconds", "p99_seconds"})
+      m.missing[name] = "seconds exist in time mode only (--t-good, --t-bad)";
+    return m;
+  }
+  m.values["mean_seconds"] = check.timed->mean_seconds;
+  if (check.timed->quantiles_available) m.values["p99_seconds"] = check.timed->quantiles[2].seconds;
+  else m.missing["p99_seconds"] = check.timed->quantiles_note;
+  return m;
+}
+
 }  // namespace relsim

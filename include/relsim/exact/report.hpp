@@ -8,6 +8,7 @@
 
 #include "relsim/core/count_quantiles.hpp"
 #include "relsim/core/json.hpp"
+#include "relsim/core/thresholds.hpp"
 #include "relsim/core/time_model.hpp"
 #include "relsim/exact/exact.hpp"
 
@@ -26,6 +27,11 @@ Json exact_json(const Model& model, const Policy& policy, const FaultWeights& ki
 // The quantiles of requests per task, from the result's distribution (all
 // nullopt when it was left out).
 OutcomeQuantiles requests_quantiles(const ExactResult& result);
+
+// The metrics --require may name (thresholds.hpp), and their values in a
+// result; `time` for a time-mode result (its seconds), else nullptr.
+extern const std::vector<std::string> kExactMetrics;
+Measured exact_measured(const ExactResult& result, const TimeModel* time);
 
 // The `relsim exact` table; at most `max_rows` rows of the distribution.
 std::string exact_table(const Model& model, const Policy& policy, const FaultWeights& kinds, const ExactResult& result,

@@ -12,6 +12,7 @@
 #include "relsim/core/json.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
+#include "relsim/core/thresholds.hpp"
 #include "relsim/core/time_model.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 #include "relsim/montecarlo/simulate_time.hpp"
@@ -71,5 +72,11 @@ Json simulate_json(const SimulateSetup& setup, const SimulateCheck& check);
 
 // The `relsim simulate` table.
 std::string simulate_table(const SimulateSetup& setup, const SimulateCheck& check);
+
+// The metrics --require may name (thresholds.hpp) and their values in a run:
+// point estimates, and success_low, the low end of the success interval, for
+// a gate that holds with the run's confidence.
+extern const std::vector<std::string> kSimulateMetrics;
+Measured simulate_measured(const SimulateCheck& check);
 
 }  // namespace relsim
