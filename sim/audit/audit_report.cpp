@@ -253,4 +253,25 @@ std::string audit_csv(const AuditReport& r) {
   return out;
 }
 
+const std::vector<std::string> kAuditMetrics = {"success", "mismatches", "requests_per_task", "amplification",
+                                                "hangs",   "crashes"};
+
+Measured audit_measured(const AuditReport& report) {
+  const AuditResult& r = *report.result;
+  Measured m;
+  const double tasks = static_cast<double>(r.tasks.size());
+  if (tasks > 0) {
+    m.values["success"] = static_cast<double>(r.observed_outcomes[static_cast<std::size_t>(Outcome::done)]) / tasks;
+    m.values["requests_per_task"] = static_cast<double>(r.sent) / tasks;
+  } else {
+    m.missing["success"] = m.missing["requests_per_task"] = "no task was audited";
+  }
+  m.values["mismatches"] = static_cast<double>(r.mismatches);
+  m.values["hangs"] = static_cast<double>(r.hangs);
+  m.values["crashes"] = static_cast<double>(r.crashes);
+  if (const std::optional<double> a = r.amplification()) m.values["amplification"] = *a;
+  else m.missing["amplification"] = "no request a layered client would send";
+  return m;
+}
+
 }  // namespace relsim

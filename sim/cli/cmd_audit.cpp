@@ -9,6 +9,7 @@
 #include "relsim/audit/audit.hpp"
 #include "relsim/audit/audit_report.hpp"
 #include "cli/commands.hpp"
+#include "cli/require_option.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -19,6 +20,7 @@ struct AuditArgs {
   int s = 2, r = 2, B = 0;
   long long n = 0;
   bool infer = false, json = false, per_task = false, no_wait_check = false;
+  std::string require;  // --require: thresholds for CI
   double wait_tolerance = 0.5;
   ClientTiming timing;
   CLI::Option* n_opt = nullptr;
@@ -72,7 +74,8 @@ int run_audit_command(const AuditArgs& a) {
     out() << audit_summary(report);
     if (a.per_task) out() << audit_per_task(report);
   }
-  return result.mismatches > 0 ? kExitMiss : 0;
+  const int verdict = require_verdict(a.require, kAuditMetrics, audit_measured(report));
+  return result.mismatches > 0 ? kExitMiss : verdict;
 }
 
 }  // namespace
@@ -104,6 +107,7 @@ Runner add_audit(CLI::App& app) {
       ->excludes(B);
   a->n_opt = cmd->add_option("--n", a->n, fmt::format("model calls per task, in [1, {}]; default: the plan's", kMaxCalls));
   cmd->add_flag("--json", a->json, "print one JSON object (docs/audit.md) instead of the summary");
+  add_require_option(*cmd, a->require, kAuditMetrics);
   cmd->add_flag("--per-task", a->per_task,
                 "after the summary, one row per audited task; with --json, the key \"per_task\" (the --out CSV's rows)");
   cmd->add_option("--out", a->out, "write one CSV row per audited task to this file (written atomically)");

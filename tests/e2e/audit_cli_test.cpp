@@ -48,6 +48,25 @@ TEST(AuditCli, InfersTheNaiveLoopAndFindsNoMismatch) {
   EXPECT_NE(r.out.find("mismatches: 0 tasks"), std::string::npos) << r.out;
 }
 
+// --require (docs/thresholds.md): the inferred naive loop has no mismatch but
+// 1 hang and 2 crashes in 5 tasks (the test above): a gate on crashes fails
+// it with one line, one on mismatches alone passes (the positive control).
+TEST(AuditCli, RequireGatesOnHangsAndCrashes) {
+  const std::vector<std::string> run = {"--plan", data("plan.jsonl"), "--log", data("naive_log.jsonl"), "--infer"};
+  auto with = [&](const std::string& spec) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), {"--require", spec});
+    return audit(args);
+  };
+  const RunResult passed = with("mismatches<=0");
+  EXPECT_EQ(passed.code, 0) << passed.err;
+  EXPECT_EQ(passed.out, audit(run).out);
+  const RunResult failed = with("mismatches<=0,crashes<=0,hangs<1");
+  EXPECT_EQ(failed.code, 1);
+  EXPECT_EQ(failed.err,
+            "relsim: threshold missed: crashes<=0 (crashes = 2)\nrelsim: threshold missed: hangs<1 (hangs = 1)\n");
+}
+
 TEST(AuditCli, AgainstLayeredTheNaiveLoopMismatchesWithJsonAndCsv) {
   const fs::path csv = scratch(kAuditScratch) / "per_task.csv";
   const RunResult r = audit({"--plan", data("plan.jsonl"), "--log", data("naive_log.jsonl"), "--policy", "layered",

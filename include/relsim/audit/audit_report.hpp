@@ -5,6 +5,7 @@
 #include <string>
 
 #include "relsim/core/json.hpp"
+#include "relsim/core/thresholds.hpp"
 #include "relsim/audit/audit.hpp"
 
 namespace relsim {
@@ -26,5 +27,12 @@ Json audit_json(const AuditReport& report);             // --json
 // bool, checks and requests_per_call arrays).
 Json audit_per_task_json(const AuditReport& report);
 std::string audit_csv(const AuditReport& report);       // --out
+
+// The metrics --require may name (thresholds.hpp) and their values in an
+// audit: the observed success (done over the tasks audited), mismatches,
+// requests_per_task sent, amplification (sent / what layered would send),
+// hangs, crashes.
+extern const std::vector<std::string> kAuditMetrics;
+Measured audit_measured(const AuditReport& report);
 
 }  // namespace relsim
