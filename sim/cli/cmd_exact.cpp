@@ -168,8 +168,8 @@ int run_exact(const ExactArgs& a) {
   const ExactResult m = exact_matrix(model, policy, mopt);
   const double diff = max_abs_diff(m, e);
   if (!share.root()) return 0;
-  const int verdict = require_verdict(a.require, kExactMetrics, exact_measured(m, nullptr));
-  if (write_csvs(csv_outputs(a, m, std::nullopt))) return verdict;
+  const auto verdict = [&] { return require_verdict(a.require, kExactMetrics, exact_measured(m, nullptr)); };
+  if (write_csvs(csv_outputs(a, m, std::nullopt))) return verdict();
   if (a.json) {
     Json j = exact_json(model, policy, a.model.fault_weights(), m);
     j["method"] = "both";
@@ -180,7 +180,7 @@ int run_exact(const ExactArgs& a) {
     out() << exact_table(model, policy, a.model.fault_weights(), m) << exact_table(model, policy, a.model.fault_weights(), e)
               << fmt::format("max |matrix - enumerate| over success, env_error and every bin: {:.3g}\n", diff);
   }
-  return verdict;
+  return verdict();
 }
 
 // The options that the rules below name, besides those ExactArgs keeps.

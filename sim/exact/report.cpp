@@ -188,7 +188,7 @@ Measured exact_measured(const ExactResult& result, const TimeModel* time) {
   m.values["requests_per_task"] = result.mean_requests;
   const OutcomeQuantiles q = requests_quantiles(result);
   if (q.all) m.values["p99_requests"] = static_cast<double>(q.all->at[2]);
-  else m.missing["p99_requests"] = "the requests distribution was not computed (see --distribution-work)";
+  else m.missing["p99_requests"] = no_distribution_note(result);
   if (time == nullptr) {
     for (const char* name : {"mean_seconds", "p99_seconds"})
       m.missing[name] = "seconds exist in time mode only (--t-good, --t-bad)";

@@ -17,19 +17,20 @@ namespace {
   throw InputError(fmt::format("{}:{}: \"{}\" = {} is not valid: {}", where, number, key, json_excerpt(value, 100), valid));
 }
 
-// The failure's kind: the error class, else http_<error_code> for an HTTP status, else "error".
+// The failure's kind by the one table (fault_kind_of): an HTTP status other
+// than 2xx in error_code wins, then the error class, else "error".
 std::string failure_kind(const Json& j, const std::string& where, std::int64_t number) {
   const auto info = j.find("error_information");
   if (info == j.end() || info->is_null()) return "error";
   if (!info->is_object()) bad(where, number, "error_information", *info, "an object or null");
+  if (const auto code = info->find("error_code"); code != info->end()) {
+    const std::string text = code->is_string() ? code->get<std::string>() : code->is_number_integer() ? code->dump() : "";
+    if (const auto v = parse_number<int>(text); v && *v >= 100 && *v <= 599 && *v / 100 != 2) return fmt::format("http_{}", *v);
+  }
   Record probe;
   if (const auto c = info->find("error_class"); c != info->end() && c->is_string() && !c->get_ref<const std::string&>().empty()) {
     if (set_outcome(c->get_ref<const std::string&>(), probe) && probe.bad) return probe.kind;
     bad(where, number, "error_information.error_class", *c, "an error class name");
-  }
-  if (const auto code = info->find("error_code"); code != info->end()) {
-    const std::string text = code->is_string() ? code->get<std::string>() : code->is_number_integer() ? code->dump() : "";
-    if (const auto v = parse_number<int>(text); v && *v >= 100 && *v <= 599 && *v / 100 != 2) return fmt::format("http_{}", *v);
   }
   return "error";
 }

@@ -34,12 +34,17 @@ struct Span {
   std::string op, error_type, conversation, provider;
   bool provider_old = false;  // from gen_ai.system
   bool http = false;          // an HTTP client span
+  bool method = false;        // http.request.method: a call span that records its own attempts
   int status = -1;            // http.response.status_code; -1 when absent
   std::int64_t resend = 0;    // http.request.resend_count
   bool has_resend = false;
   std::string scope;  // the instrumentation scope's name
   std::string at;     // "file:line: resourceSpans[i]...spans[k]" for messages
 };
+
+// Retries one call may carry: far past any SDK's maxRetries, and a bound on
+// the records one span stands for.
+constexpr std::int64_t kMaxResendCount = 1000;
 
 [[noreturn]] void malformed(const std::string& at, std::string_view what) {
   throw InputError(fmt::format("{}: {}", at, what));
@@ -94,11 +99,14 @@ void read_attributes(const Json& list, Span& span) {
     else if (k == "gen_ai.conversation.id") span.conversation = text();
     else if (k == "error.type") span.error_type = text();
     else if (k == "anthropic.message.stop_reason" || k == "gen_ai.response.finish_reasons") span.reason = true;
-    else if (k == "http.request.method") span.http = true;
+    else if (k == "http.request.method") span.http = true, span.method = true;
     else if (k == "http.response.status_code") span.http = true, span.status = http_status(text(), span.at);
     else if (k == "http.request.resend_count") {
       const auto v = parse_number<std::int64_t>(text());
-      if (!v || *v < 0) malformed(span.at, "http.request.resend_count is not an integer >= 0");
+      if (!v || *v < 0 || *v > kMaxResendCount)
+        malformed(span.at, fmt::format("http.request.resend_count = {} is out of range: it must be an integer in "
+                                       "[0, {}]",
+                                       text(), kMaxResendCount));
       span.resend = *v, span.has_resend = true;
     }
   }
@@ -326,8 +334,8 @@ ReadStats read_otlp(const std::string& text, const std::string& where, const Rec
     if (mine.empty()) {
       // The SDK's retries inside the call, each failed before the stream,
       // then the call's own last attempt (stable sort: in this order).
-      if (chat.http) ++tally.counting, tally.resent += chat.resend > 0;
-      for (std::int64_t k = 0; chat.http && k < chat.resend; ++k, ++tally.hidden)
+      if (chat.method) ++tally.counting, tally.resent += chat.resend > 0;
+      for (std::int64_t k = 0; chat.method && k < chat.resend; ++k, ++tally.hidden)
         records.push_back(Record{chat.conversation.empty() ? chat.trace : chat.conversation, chat.start, true,
                                  kHiddenRetryKind});
       const bool unended = !chat.error && chat.error_type.empty() && !chat.ok && !chat.reason &&

@@ -246,7 +246,18 @@ Measured simulate_measured(const SimulateCheck& check) {
   const double tasks = static_cast<double>(check.sim.tasks);
   m.values["success"] = check.rate();
   m.values["success_low"] = check.ci.low;
-  m.values["env_error"] = static_cast<double>(check.sim.tasks - check.sim.successes) / tasks;
+  // env_error as exact has it: the env_error classes, when the run kept
+  // classes; else every task that did not succeed was one (the simple policy
+  // without http_400), but for those a tool call ended.
+  std::int64_t env = 0;
+  if (check.sim.outcomes_by_class) {
+    for (int i = 0; i < kOutcomeClasses; ++i)
+      if (outcome_class(i).outcome == Outcome::env_error) env += check.sim.outcomes[static_cast<std::size_t>(i)];
+  } else {
+    env = check.sim.env_errors();
+    for (const std::int64_t n : check.sim.tool_outcomes) env -= n;
+  }
+  m.values["env_error"] = static_cast<double>(env) / tasks;
   m.values["requests_per_task"] = static_cast<double>(check.sim.requests) / tasks;
   if (!check.timed) {
     for (const char* name : {"mean_seconds", "p99_seconds"})

@@ -392,6 +392,27 @@ TEST(FitRecords, OneKindTableForEveryFormat) {
   EXPECT_EQ(csv.records[0].kind, "http_529");
   EXPECT_EQ(csv.records[1].kind, "http_529");
   EXPECT_EQ(otlp.records[0].kind, "http_529");
+  // LiteLLM: the status wins over the class there too.
+  const Read litellm = read("k.litellm", "{\"id\":\"1\",\"trace_id\":\"A\",\"startTime\":1.0,\"status\":\"failure\","
+                                         "\"error_information\":{\"error_class\":\"InternalServerError\","
+                                         "\"error_code\":529}}\n");
+  EXPECT_EQ(litellm.records[0].kind, "http_529");
+}
+
+TEST(FitRecords, OtlpAResendCountPastAnySdkIsRefused) {
+  // One span may not stand for more requests than any SDK retries.
+  const std::string call = kChat + "," + attr("http.request.method", str("POST"));
+  const auto resend = [](const std::string& n) { return attr("http.request.resend_count", "{\"intValue\":\"" + n + "\"}"); };
+  EXPECT_EQ(read("r1.otlp", request(span("t", "a", "", "\"1\"", "{}", call + "," + resend("1000")))).records.size(),
+            1001u);
+  const std::string e = error_of("r2.otlp", request(span("t", "a", "", "\"1\"", "{}", call + "," + resend("1000000000000000"))));
+  EXPECT_NE(e.find("http.request.resend_count = 1000000000000000 is out of range: it must be an integer in [0, 1000]"),
+            std::string::npos)
+      << e;
+  // A status code alone does not make a call span record its attempts.
+  const Read status_only = read("r3.otlp", request(span("t", "a", "", "\"1\"", "{}",
+                                                        kChat + "," + attr("http.response.status_code", "{\"intValue\":200}"))));
+  EXPECT_TRUE(has_note(status_only.stats, "per-call outcomes only"));
 }
 
 TEST(FitRecords, LiteLlm) {
