@@ -25,7 +25,7 @@ namespace cli {
 
 Model ModelArgs::model() const {
   if (p_needed && !p_option->count())
-    throw InputError("--p is required (or, for time mode, --t-good and --t-bad)");
+    throw InputError(kNeedP);
   Model m;
   m.p = p;
   m.q = q_option->count() ? q : p;

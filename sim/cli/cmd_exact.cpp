@@ -78,15 +78,19 @@ bool write_csvs(const std::vector<std::pair<std::string, std::string>>& outputs)
   return to_stdout;
 }
 
+// --require's verdict on a result (`time`: a time-mode one), the exit code.
+int verdict(const ExactArgs& a, const ExactResult& r, const TimeModel* time) {
+  return require_verdict(a.require, kExactMetrics, exact_measured(r, time));
+}
+
 // Under mpirun every rank computes the same result (the enumeration split
-// over them); rank 0 alone prints.
-// Returns the exit code: --require's verdict.
+// over them); rank 0 alone prints. Returns the exit code.
 int print(const ExactArgs& a, const Model& model, const Policy& policy, const ExactResult& r) {
   if (!ranks().root()) return 0;
   if (!write_csvs(csv_outputs(a, r, std::nullopt)))
     out() << (a.json ? dump_json(exact_json(model, policy, a.model.fault_weights(), r)) + "\n"
                      : exact_table(model, policy, a.model.fault_weights(), r));
-  return require_verdict(a.require, kExactMetrics, exact_measured(r, nullptr));
+  return verdict(a, r, nullptr);
 }
 
 ExactOptions matrix_options(const ExactArgs& a) {
@@ -105,7 +109,7 @@ int run_exact_time(const ExactArgs& a, const TimeModel& time) {
       out() << dump_json(exact_time_json(a.time.chain_json(time), time, policy, a.model.fault_weights(), r)) << "\n";
     else out() << exact_time_table(a.time.chain_words(time), time, policy, a.model.fault_weights(), r);
   }
-  return require_verdict(a.require, kExactMetrics, exact_measured(r, &time));
+  return verdict(a, r, &time);
 }
 
 int run_solve(const ExactArgs& a, const std::optional<TimeModel>& time) {
@@ -143,8 +147,6 @@ int run_triage(const ExactArgs& a) {
   return 0;
 }
 
-// What a run with tool calls does not support yet: each refused in one line.
-
 int run_exact(const ExactArgs& a) {
   const std::optional<ToolModel> tools = a.tools.tool_model();
   if (!a.triage.empty()) return run_triage(a);
@@ -168,8 +170,7 @@ int run_exact(const ExactArgs& a) {
   const ExactResult m = exact_matrix(model, policy, mopt);
   const double diff = max_abs_diff(m, e);
   if (!share.root()) return 0;
-  const auto verdict = [&] { return require_verdict(a.require, kExactMetrics, exact_measured(m, nullptr)); };
-  if (write_csvs(csv_outputs(a, m, std::nullopt))) return verdict();
+  if (write_csvs(csv_outputs(a, m, std::nullopt))) return verdict(a, m, nullptr);
   if (a.json) {
     Json j = exact_json(model, policy, a.model.fault_weights(), m);
     j["method"] = "both";
@@ -180,7 +181,7 @@ int run_exact(const ExactArgs& a) {
     out() << exact_table(model, policy, a.model.fault_weights(), m) << exact_table(model, policy, a.model.fault_weights(), e)
               << fmt::format("max |matrix - enumerate| over success, env_error and every bin: {:.3g}\n", diff);
   }
-  return verdict();
+  return verdict(a, m, nullptr);
 }
 
 // The options that the rules below name, besides those ExactArgs keeps.
@@ -230,13 +231,12 @@ void declare_exact_value_rules(const ExactArgs& a, const ExactOptionsGiven& o) {
   check_value<std::string>(o.csv, [o](const std::string& csv) {
     if (csv == "-" && given_text(o.seconds_csv) == "-")
       throw InputError("--csv - and --seconds-csv - both want stdout: give one of them a file");
-    if (csv == "-" && o.json->count())
-      throw InputError("--json and a CSV on stdout (-) both want stdout: give the CSV a file");
   });
-  check_value<std::string>(o.seconds_csv, [o](const std::string& seconds_csv) {
-    if (seconds_csv == "-" && o.json->count())
-      throw InputError("--json and a CSV on stdout (-) both want stdout: give the CSV a file");
-  });
+  for (CLI::Option* csv : {o.csv, o.seconds_csv})
+    check_value<std::string>(csv, [json = o.json](const std::string& path) {
+      if (path == "-" && json->count())
+        throw InputError("--json and a CSV on stdout (-) both want stdout: give the CSV a file");
+    });
   refuse_when(o.seconds_csv, [timed] { return !timed(); },
               "--seconds-csv applies in time mode only: give --t-good and --t-bad");
   refuse_when(o.triage, timed, "--triage counts loads as chain steps: leave out the time options");

@@ -137,13 +137,13 @@ void refuse_plan_options_in_time_mode(CLI::App& cmd, const std::function<bool()>
       {"--request-seconds", "the mock answers at once, and the exact value takes 0 s"},
       {"--fault-seconds", "a slow_headers fault takes the client's --header-timeout and a stall its --idle-timeout"},
       {"--timeline", "it draws the requests of a plan's tasks: give --fault, --plan or --p"}};
-  for (const auto& [name, why] : refused)
-    refuse_when(cmd.get_option(name), timed,
-                fmt::format("{} does not apply to relsim live in time mode: {}", name, why));
-  // The time options relsim live's time mode refuses say so in --help.
-  for (const char* name : {"--request-seconds", "--fault-seconds"})
-    for (const auto& [refused_name, why] : refused)
-      if (std::string_view(refused_name) == name) cmd.get_option(name)->description(fmt::format("refused here: {}", why));
+  for (const auto& [name, why] : refused) {
+    CLI::Option* option = cmd.get_option(name);
+    refuse_when(option, timed, fmt::format("{} does not apply to relsim live in time mode: {}", name, why));
+    // A time option is refused in time mode too, the only one it has here: --help says so.
+    if (std::string_view(name) == "--request-seconds" || std::string_view(name) == "--fault-seconds")
+      option->description(fmt::format("refused here: {}", why));
+  }
   cmd.get_option("--hidden-chain")->description("refused here: the mock's outage mode has two states");
   check_value<std::string>(cmd.get_option("--chain"), [timed](const std::string& chain) {
     if (timed() && parse_chain_scope(chain) != ChainScope::fresh)

@@ -62,7 +62,7 @@ SweepGrid sweep_grid(const SweepArgs& a) {
   SweepGrid grid;
   time_axes(a, grid);
   if (!grid.timed()) {
-    if (a.p.empty()) throw InputError("--p is required (or, for time mode, --t-good and --t-bad)");
+    if (a.p.empty()) throw InputError(kNeedP);
     grid.p = parse_real_axis(a.p, "p");
     if (!a.q.empty()) grid.q = parse_real_axis(a.q, "q");
     if (!a.burst_mean.empty()) {

@@ -31,6 +31,9 @@ inline constexpr int kExitMiss = 1;
 inline constexpr int kExitInput = 2;
 inline constexpr int kExitInternal = 3;
 
+// A missing --p where time mode would go without it (ModelArgs::model, sweep).
+inline constexpr const char* kNeedP = "--p is required (or, for time mode, --t-good and --t-bad)";
+
 using Runner = std::function<int()>;
 
 // ---- Where a command runs (run_command.cpp) --------------------------------

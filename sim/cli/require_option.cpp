@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/option_rules.hpp"
@@ -11,14 +12,14 @@
 namespace relsim::cli {
 
 CLI::Option* add_require_option(CLI::App& cmd, std::string& spec, std::vector<std::string> metrics) {
-  std::string names;
-  for (const std::string& m : metrics) names += (names.empty() ? "" : ", ") + m;
-  return check_value<std::string>(
-      cmd.add_option("--require", spec,
-                     fmt::format("thresholds for CI, e.g. 'success>=0.995,requests_per_task<=45': exit 1 with one "
-                                 "line per threshold missed (docs/thresholds.md); metrics: {}",
-                                 names)),
-      [metrics = std::move(metrics)](const std::string& text) { parse_thresholds(text, metrics); });
+  // The help first: the validator below takes `metrics` over.
+  const std::string help = fmt::format("thresholds for CI, e.g. 'success>=0.995,requests_per_task<=45': exit 1 with "
+                                       "one line per threshold missed (docs/thresholds.md); metrics: {}",
+                                       fmt::join(metrics, ", "));
+  return check_value<std::string>(cmd.add_option("--require", spec, help),
+                                  [metrics = std::move(metrics)](const std::string& text) {
+                                    parse_thresholds(text, metrics);
+                                  });
 }
 
 int require_verdict(const std::string& spec, const std::vector<std::string>& metrics, const Measured& measured) {

@@ -3,18 +3,13 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/parse.hpp"
 
 namespace relsim {
 namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
 
 Threshold parse_one(std::string_view text, const std::vector<std::string>& metrics) {
   std::string expr;
@@ -32,7 +27,7 @@ Threshold parse_one(std::string_view text, const std::vector<std::string>& metri
   bool known = false;
   for (const std::string& m : metrics) known |= m == t.metric;
   if (!known)
-    throw InputError(fmt::format("require = '{}': no metric '{}' here: use {}", expr, t.metric, joined(metrics)));
+    throw InputError(fmt::format("require = '{}': no metric '{}' here: use {}", expr, t.metric, fmt::join(metrics, ", ")));
   const std::string number = expr.substr(at + (or_equal ? 2 : 1));
   const std::optional<double> bound = parse_number<double>(number);
   if (!bound || !std::isfinite(*bound))

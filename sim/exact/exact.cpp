@@ -329,13 +329,16 @@ LayerWeights layer_weights(const Policy& policy, const FaultWeights& kinds) {
 
 bool covered(const Policy& policy) { return policy.kind == PolicyKind::simple || policy.kind == PolicyKind::layered; }
 
+// The stream layer retries every kind: the classic (1 - p^(r+1))^n.
+bool classic(const LayerWeights& w) { return w.pre == 0.0 && w.fatal == 0.0; }
+
 }  // namespace
 
 std::optional<double> independent_success(double p, const Policy& policy, const FaultWeights& kinds) {
   if (!covered(policy)) return std::nullopt;
   const LayerWeights w = layer_weights(policy, kinds);
   // Every fault retried by the stream layer: the classic form, to the last bit.
-  if (w.pre == 0.0 && w.fatal == 0.0) return std::pow(1.0 - std::pow(p, policy.r + 1), static_cast<double>(policy.n));
+  if (classic(w)) return std::pow(1.0 - std::pow(p, policy.r + 1), static_cast<double>(policy.n));
   const double total = w.pre + w.stream + w.fatal;
   const int s = policy.kind == PolicyKind::layered ? policy.s : 0;
   const double a = p * w.pre / total, c = p * w.stream / total;
@@ -350,8 +353,7 @@ std::optional<double> independent_success(double p, const Policy& policy, const 
 
 std::string_view independent_form(const Policy& policy, const FaultWeights& kinds) {
   if (!covered(policy)) return "";
-  const LayerWeights w = layer_weights(policy, kinds);
-  return w.pre == 0.0 && w.fatal == 0.0 ? "(1 - p^(r+1))^n" : "(G (1 + C + ... + C^r))^n, G and C from p, s and the kinds";
+  return classic(layer_weights(policy, kinds)) ? "(1 - p^(r+1))^n" : "(G (1 + C + ... + C^r))^n, G and C from p, s and the kinds";
 }
 
 double ExactResult::fault_share() const {

@@ -191,7 +191,7 @@ Measured exact_measured(const ExactResult& result, const TimeModel* time) {
   else m.missing["p99_requests"] = no_distribution_note(result);
   if (time == nullptr) {
     for (const char* name : {"mean_seconds", "p99_seconds"})
-      m.missing[name] = "seconds exist in time mode only (--t-good, --t-bad)";
+      m.missing[name] = kSecondsNeedTimeMode;
     return m;
   }
   m.values["mean_seconds"] = result.mean_seconds;

@@ -44,7 +44,8 @@ std::string read_text(const FitReport& r) {
   return out;
 }
 
-std::string estimates_text(const fit::ChainFit& f, int sdk_retries) {
+// `verdict_tail`: what the verdict line says after the verdict itself.
+std::string estimates_text(const fit::ChainFit& f, int sdk_retries, const std::string& verdict_tail) {
   std::string out = "\nestimates (maximum likelihood, 95% profile-likelihood intervals):\n";
   if (sdk_retries > 0)
     out += fmt::format("  fitted by the exact likelihood of per-call outcomes with {} hidden SDK retries per call "
@@ -67,7 +68,7 @@ std::string estimates_text(const fit::ChainFit& f, int sdk_retries) {
   out += test("independent (q = p) against bursty", "LR", f.independence);
   out += test("order 1 against order 2          ", "LR", f.order2);
   out += test("run lengths against geometric    ", "chi2", f.runs);
-  out += "verdict: " + fit_verdict(f) + "\n";
+  out += "verdict: " + fit_verdict(f) + verdict_tail + "\n";
   return out;
 }
 
@@ -110,6 +111,14 @@ std::string hidden_text(const fit::HiddenFit& h) {
   return out;
 }
 
+// The verdict's second half for a log that can hide retries (FitReport::if_sdk_default).
+std::string hidden_retries_text(const fit::ChainFit& f) {
+  return fmt::format("; but each record may be one model call with the SDK's retries hidden inside it, and nothing "
+                     "here shows them: under --sdk-retries {} (the SDK's default) p = {:.4g} {}, q = {}",
+                     fit::kSdkDefaultRetries, f.p, interval(f.p_ci),
+                     f.q_identified ? fmt::format("{:.4g} {}", f.q, interval(f.q_ci)) : std::string("not identified"));
+}
+
 }  // namespace
 
 std::string fit_verdict(const fit::ChainFit& f) {
@@ -126,18 +135,11 @@ std::string fit_verdict(const fit::ChainFit& f) {
   return "no evidence of bursts (independent faults fit): " + numbers;
 }
 
-// The verdict's second half for a log that can hide retries (FitReport::if_sdk_default).
-std::string hidden_retries_text(const fit::ChainFit& f) {
-  return fmt::format("; but each record may be one model call with the SDK's retries hidden inside it, and nothing "
-                     "here shows them: under --sdk-retries {} (the SDK's default) p = {:.4g} {}, q = {}",
-                     fit::kSdkDefaultRetries, f.p, interval(f.p_ci),
-                     f.q_identified ? fmt::format("{:.4g} {}", f.q, interval(f.q_ci)) : std::string("not identified"));
-}
 
 std::string fit_text(const FitReport& r) {
-  std::string estimates = estimates_text(*r.fit, r.sdk_retries);
-  if (r.if_sdk_default) estimates.insert(estimates.size() - 1, hidden_retries_text(*r.if_sdk_default));
-  std::string out = read_text(r) + estimates + kinds_text(r.fit->kinds);
+  std::string out = read_text(r) +
+                    estimates_text(*r.fit, r.sdk_retries, r.if_sdk_default ? hidden_retries_text(*r.if_sdk_default) : "") +
+                    kinds_text(r.fit->kinds);
   for (const fit::Prediction& p : r.predictions) out += prediction_text(p);
   if (r.hidden) out += hidden_text(*r.hidden);
   return out;

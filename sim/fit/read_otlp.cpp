@@ -225,20 +225,16 @@ constexpr const char* kAbortedKind = "stall";
 // SDK retried it, so it failed before the stream, but no span says how.
 constexpr const char* kHiddenRetryKind = "sdk_retry";
 
-Record chat_record(const Span& chat, bool aborted) {
-  Record r;
-  r.task = chat.conversation.empty() ? chat.trace : chat.conversation;
-  r.order = chat.start;
-  set_span_outcome(chat, r);
-  if (aborted) r.bad = true, r.kind = kAbortedKind;
-  return r;
-}
+// The task a model call belongs to: its conversation, else its trace.
+const std::string& task_of(const Span& chat) { return chat.conversation.empty() ? chat.trace : chat.conversation; }
 
-Record attempt_record(const Span& attempt, const Span& chat) {
+// A request `span` made for the model call `chat` (the call's own span, or
+// one of its HTTP attempts).
+Record request_record(const Span& span, const Span& chat) {
   Record r;
-  r.task = chat.conversation.empty() ? chat.trace : chat.conversation;
-  r.order = attempt.start;
-  set_span_outcome(attempt, r);
+  r.task = task_of(chat);
+  r.order = span.start;
+  set_span_outcome(span, r);
   return r;
 }
 
@@ -336,21 +332,25 @@ ReadStats read_otlp(const std::string& text, const std::string& where, const Rec
       // then the call's own last attempt (stable sort: in this order).
       if (chat.method) ++tally.counting, tally.resent += chat.resend > 0;
       for (std::int64_t k = 0; chat.method && k < chat.resend; ++k, ++tally.hidden)
-        records.push_back(Record{chat.conversation.empty() ? chat.trace : chat.conversation, chat.start, true,
-                                 kHiddenRetryKind});
-      const bool unended = !chat.error && chat.error_type.empty() && !chat.ok && !chat.reason &&
-                           (chat.status < 0 || chat.status / 100 == 2);
-      const bool aborted = unended && with_reasons.count(chat.scope) > 0;
-      if (unended && !aborted) tally.blind_scopes.insert(chat.scope);
-      tally.aborted += aborted;
-      records.push_back(chat_record(chat, aborted));
+        records.push_back(Record{task_of(chat), chat.start, true, kHiddenRetryKind});
+      Record own = request_record(chat, chat);
+      // Good by its attributes, yet neither OK nor with a stop or finish reason.
+      if (!own.bad && !chat.ok && !chat.reason) {
+        if (with_reasons.count(chat.scope) > 0) {
+          own.bad = true, own.kind = kAbortedKind;
+          ++tally.aborted;
+        } else {
+          tally.blind_scopes.insert(chat.scope);
+        }
+      }
+      records.push_back(own);
       continue;
     }
     ++tally.with_attempts;
     add_skip(stats, "model-call spans replaced by their HTTP attempts");
     std::stable_sort(mine.begin(), mine.end(), [&](std::size_t a, std::size_t b) { return spans[a].resend < spans[b].resend; });
     for (std::size_t a : mine) {
-      records.push_back(attempt_record(spans[a], chat));
+      records.push_back(request_record(spans[a], chat));
       tally.attempts += 1;
       tally.resend_given += spans[a].has_resend;
     }

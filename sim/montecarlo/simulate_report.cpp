@@ -261,7 +261,7 @@ Measured simulate_measured(const SimulateCheck& check) {
   m.values["requests_per_task"] = static_cast<double>(check.sim.requests) / tasks;
   if (!check.timed) {
     for (const char* name : {"mean_seconds", "p99_seconds"})
-      m.missing[name] = "seconds exist in time mode only (--t-good, --t-bad)";
+      m.missing[name] = kSecondsNeedTimeMode;
     return m;
   }
   m.values["mean_seconds"] = check.timed->mean_seconds;

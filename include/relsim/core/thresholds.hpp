@@ -32,6 +32,9 @@ struct ThresholdCheck {
   bool met = false;
 };
 
+// Why a metric in seconds is missing from a run outside time mode.
+inline constexpr const char* kSecondsNeedTimeMode = "seconds exist in time mode only (--t-good, --t-bad)";
+
 // The metrics a run computed, and why the others are missing.
 struct Measured {
   std::map<std::string, double> values;
