@@ -6,8 +6,9 @@
 # (tests/fuzz/regressions/TARGET/*), then runs each target over a copy of its
 # seed corpus (tests/fuzz/corpus/TARGET), so the committed corpus never
 # grows; new units, logs and crash inputs go to build-asan/fuzz-runs/TARGET.
-# Prints executions, exec/s, coverage and crashes per target and exits
-# non-zero if any target crashed.
+# Prints executions, exec/s, coverage, crashes and slow units (inputs slower
+# than 10 s, kept in the artifacts but not failures) per target and exits
+# non-zero if any target crashed, hung or leaked.
 #
 #   scripts/fuzz.sh [--total-seconds T] [--jobs J] [--build-only|--no-build] [TARGET...]
 #
@@ -35,7 +36,7 @@ while (($#)); do
     --jobs) jobs=${2:-}; shift 2 || { echo "fuzz.sh: --jobs needs a value" >&2; exit 2; } ;;
     --build-only) phase=build; shift ;;
     --no-build) phase=run; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option '$1' (use --total-seconds T, --jobs J, --build-only, --no-build and target names)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -94,12 +95,17 @@ fuzz_one() {
   "$exe" "${args[@]}" -max_total_time="$seconds" "$run/corpus" >"$run/fuzz.log" 2>&1 || rc=$?
   stat_of() { sed -n "s/^stat::$1: *//p" "$run/fuzz.log" | tail -1; }
   cov() { grep -aE "^#[0-9]+[[:space:]]+$1 " "$run/fuzz.log" | tail -1 | sed -n 's/.* cov: \([0-9]*\).*/\1/p'; }
-  local crashes seeds units
-  crashes=$(find "$run/artifacts" -type f | wc -l)
+  # A slow unit (libFuzzer keeps any input slower than 10 s) is counted
+  # apart: on a loaded 2-core machine a loopback connect can wait out
+  # exhausted ephemeral ports for seconds (a 13 s unit replayed in 0.2 s).
+  # An input that hangs still fails, as a timeout- artifact (-timeout=30).
+  local crashes slow seeds units
+  crashes=$(find "$run/artifacts" -type f ! -name 'slow-unit-*' | wc -l)
+  slow=$(find "$run/artifacts" -type f -name 'slow-unit-*' | wc -l)
   seeds=$(find tests/fuzz/corpus/"$t" -type f | wc -l)
   units=$(find "$run/corpus" -type f | wc -l)
-  printf '%-22s %10s %8s %6s -> %-6s %5s -> %-6s %7s\n' "$t" "$(stat_of number_of_executed_units)" \
-    "$(stat_of average_exec_per_sec)" "$(cov INITED)" "$(cov DONE)" "$seeds" "$units" "$crashes" >"$run/row"
+  printf '%-22s %10s %8s %6s -> %-6s %5s -> %-6s %7s %5s\n' "$t" "$(stat_of number_of_executed_units)" \
+    "$(stat_of average_exec_per_sec)" "$(cov INITED)" "$(cov DONE)" "$seeds" "$units" "$crashes" "$slow" >"$run/row"
   if ((rc != 0 || crashes > 0)); then
     status=failed
     echo "fuzz.sh: $t crashed (exit $rc); inputs in $run/artifacts, log $run/fuzz.log:" >&2
@@ -121,7 +127,7 @@ done
 wait
 
 failed=()
-printf '%-22s %10s %8s %16s %16s %7s\n' target executions exec/s "cov (edges)" "corpus (units)" crashes
+printf '%-22s %10s %8s %16s %16s %7s %5s\n' target executions exec/s "cov (edges)" "corpus (units)" crashes slow
 for t in "${targets[@]}"; do
   cat "$build/fuzz-runs/$t/row" 2>/dev/null || echo "$t: no result"
   [[ $(cat "$build/fuzz-runs/$t/status" 2>/dev/null) == ok ]] || failed+=("$t")
