@@ -139,7 +139,7 @@ Commands::Commands() : app("relsim: how often an agent task finishes when model 
   // exact, simulate and sweep split their work over MPI ranks themselves.
   runners = {add_exact(app),          on_root(add_check(app)), on_root(add_plan(app)),  on_root(add_oracle(app)),
              add_simulate(app),       add_sweep(app),          on_root(add_demo(app)),  on_root(add_live(app)),
-             on_root(add_serve(app)), on_root(add_audit(app)), on_root(add_fit(app)),   on_root(add_tune(app)),
+             on_root(add_serve(app)), on_root(add_audit(app)), on_root(add_fit(app)),   on_root(add_advise(app)), on_root(add_tune(app)),
              on_root(add_ui(app)),    add_fleet(app),          on_root(add_bughunt(app)), on_root(add_tools(app))};
 }
 

@@ -1,6 +1,5 @@
 // relsim fit: from request logs to p and q, with intervals, tests and
 // predictions (docs/fit.md).
-#include <cstdio>
 #include <iostream>
 #include <unordered_map>
 
@@ -15,8 +14,10 @@
 #include "relsim/fit/hidden.hpp"
 #include "relsim/fit/predict.hpp"
 #include "relsim/fit/records.hpp"
+#include "relsim/fit/seconds.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_rules.hpp"
+#include "cli/read_logs.hpp"
 #include "relsim/fit/fit_report.hpp"
 
 namespace relsim::cli {
@@ -24,7 +25,6 @@ namespace {
 
 // --hidden auto tries 1 .. this many states and keeps the best BIC.
 constexpr int kAutoHiddenStates = 4;
-constexpr std::int64_t kProgressEvery = 1'000'000;
 
 struct FitArgs {
   std::vector<std::string> files;
@@ -57,41 +57,14 @@ int hidden_states(const std::string& word) {
   return static_cast<int>(k);
 }
 
-void merge(fit::ReadStats& into, const fit::ReadStats& from) {
-  if (into.format.empty()) into.format = from.format;
-  else if (into.format.find(from.format) == std::string::npos) into.format += "+" + from.format;
-  into.records += from.records;
-  for (const auto& [why, n] : from.skipped) into.skipped[why] += n;
-  into.notes.insert(into.notes.end(), from.notes.begin(), from.notes.end());
-}
-
-// Every file into one counter; with several files a task key is prefixed by
-// its file's index, so task "1" of two logs stays two tasks.
-fit::ReadStats read_all(const FitArgs& a, fit::ChainCounter& counter, Sequences* sequences) {
-  const fit::Format format = fit::parse_format(a.format);
-  const bool progress = terminal_progress();
-  fit::ReadStats stats;
-  for (std::size_t i = 0; i < a.files.size(); ++i) {
-    const std::string& path = a.files[i];
-    const std::string prefix = a.files.size() > 1 ? fmt::format("{}\x1f", i) : "";
-    fit::Record keyed;
-    const fit::RecordSink sink = [&](const fit::Record& r) {
-      const fit::Record* use = &r;
-      if (!prefix.empty()) {
-        keyed = r;
-        keyed.task = prefix + r.task;
-        use = &keyed;
-      }
-      counter.add(*use, path);
-      if (sequences) sequences->add(*use);
-      if (progress && counter.counts().records % kProgressEvery == 0)
-        std::fprintf(stderr, "\rrelsim fit: %s: %lld records", path.c_str(),
-                     static_cast<long long>(counter.counts().records));
-    };
-    merge(stats, fit::read_records(path, format, sink));
-  }
-  if (progress && counter.counts().records >= kProgressEvery) std::fprintf(stderr, "\r\033[K");
-  return stats;
+// Every file into one counter (and the sequences and gaps, when asked).
+fit::ReadStats read_all(const FitArgs& a, fit::ChainCounter& counter, Sequences* sequences,
+                        fit::GapCollector* gaps = nullptr) {
+  return read_logs(a.files, a.format, [&](const fit::Record& r, const std::string& path) {
+    counter.add(r, path);
+    if (sequences) sequences->add(r);
+    if (gaps) gaps->add(r);
+  });
 }
 
 // OTLP chat spans without HTTP children or attempt counts: the SDK's retries
@@ -125,7 +98,14 @@ int run_fit(const FitArgs& a) {
   fit::FitReport report;
   report.files = a.files;
   report.sdk_retries = a.sdk_retries;
-  report.read = read_all(a, counter, states >= 0 || per_call ? &sequences : nullptr);
+  fit::GapCollector gaps;
+  report.read = read_all(a, counter, states >= 0 || per_call ? &sequences : nullptr, &gaps);
+  // Fitted in seconds when any record has its own start time, and each
+  // record is a request (with --sdk-retries it is a call's outcome).
+  if (!per_call && gaps.data().count() + gaps.data().first[0] + gaps.data().first[1] > 0) {
+    report.gaps = &gaps.data();
+    report.seconds = fit::fit_seconds(gaps.data());
+  }
   if (!per_call && suggest_sdk_retries(report.read)) report.if_sdk_default = fit_with_sdk_default(a);
   fit::Sequences calls;
   if (per_call) {

@@ -27,6 +27,8 @@ struct TuneArgs {
   std::string bases = "0.1,0.25,0.5,1,2,4", caps = "4,8,16,20,32,60", jitters = "0,0.25,1";
   std::vector<std::string> lists;
   bool no_grid = false;
+  bool sdk = false;  // only what the official SDKs expose
+  bool no_widen = false;
   bool csv = false, json = false, force = false;
   int threads = 0;
   long long p99_tasks = TuneConfig{}.p99_tasks;
@@ -54,6 +56,14 @@ Backoff parse_list_entry(const std::string& text) {
 
 TuneSpace space_of(const TuneArgs& a) {
   TuneSpace space;
+  if (a.sdk) {
+    space.policies = {PolicyKind::layered};
+    space.s_max = a.s_max;
+    space.r_max = 0;
+    space.bases.clear();
+    space.fixed = {Backoff::sdk()};
+    return space;
+  }
   space.policies = parse_policies(a.policies);
   space.s_max = a.s_max;
   space.r_max = a.r_max;
@@ -91,15 +101,18 @@ int run_tune_command(const TuneArgs& a) {
   config.p99_tasks = a.p99_tasks;
   config.p99_work = a.p99_work;
   config.seed = a.seed;
-  const TuneSpace space = space_of(a);
+  TuneSpace space = space_of(a);
 
   const bool show_progress = terminal_progress();
   const auto progress = [&](std::int64_t done, std::int64_t total) {
     if (show_progress) std::cerr << fmt::format("\rtune: {}/{} schedules", done, total) << (done == total ? "\n" : "");
   };
-  const TuneResult result = run_tune(space, config, progress);
+  const TuneResult result = a.no_widen ? run_tune(space, config, progress) : run_tune_widening(space, config, progress);
   if (a.json) out() << dump_json(tune_json(result, space, config, a.time.chain_json(config.time))) << "\n";
-  else if (a.csv) out() << tune_csv(result);
+  else if (a.csv) {
+    out() << tune_csv(result);
+    for (const std::string& note : result.notes) std::cerr << "relsim tune: note: " << note << "\n";
+  }
   else out() << tune_table(result, config, a.time.chain_words(config.time));
   return 0;
 }
@@ -108,19 +121,33 @@ void add_space_options(CLI::App& cmd, TuneArgs& a) {
   const std::string axis = "a value, a list a,b,c or a range start:stop:step";
   cmd.add_option("--policies", a.policies, "policies to search: layered, budgeted or layered,budgeted")
       ->capture_default_str();
-  cmd.add_option("--s-max", a.s_max, fmt::format("HTTP-layer retries s in 0..s-max, s-max in [0, {}]", kMaxHttpRetries))
+  cmd.add_option("--s-max", a.s_max,
+                 fmt::format("HTTP-layer retries s in 0..s-max, s-max in [0, {}]; doubled while the best s lies on "
+                             "it (up to {}, said in a note) unless --no-widen",
+                             kMaxHttpRetries, kMaxHttpRetries))
       ->capture_default_str();
-  cmd.add_option("--r-max", a.r_max, fmt::format("stream-layer retries r in 0..r-max, r-max in [0, {}]", kMaxRetries))
+  cmd.add_option("--r-max", a.r_max,
+                 fmt::format("stream-layer retries r in 0..r-max, r-max in [0, {}]; doubled while the best r lies on "
+                             "it (up to {}) unless --no-widen",
+                             kMaxRetries, kMaxWidenedR))
       ->capture_default_str();
+  cmd.add_flag("--no-widen", a.no_widen, "search only up to --s-max and --r-max, even when the best lies on them");
   cmd.add_option("--budgets", a.budgets, "budgeted: requests per call B, " + axis)->capture_default_str();
   cmd.add_option("--bases", a.bases, "exp backoff grid: base seconds, " + axis)->capture_default_str();
   cmd.add_option("--caps", a.caps, "exp backoff grid: cap seconds, " + axis)->capture_default_str();
   cmd.add_option("--jitters", a.jitters, "exp backoff grid: jitter in [0, 1], " + axis)->capture_default_str();
-  cmd.add_flag("--no-grid", a.no_grid, "leave out the exp grid: search --lists only");
-  cmd.add_option("--lists", a.lists,
+  auto* no_grid = cmd.add_flag("--no-grid", a.no_grid, "leave out the exp grid: search --lists only");
+  auto* lists = cmd.add_option("--lists", a.lists,
                  "fixed schedules besides the grid, each W1,W2,... (waits before retry 1, 2, ...; the last repeats), "
                  "none, or a --backoff schedule; given, they replace the defaults "
                  "none 1,2,4,8,16,32 0.5,1,2,4,8,16 1,5,15,30,60 5 10 30");
+  auto* sdk = cmd.add_flag("--sdk", a.sdk,
+                           "search only what the official SDKs expose: maxRetries (s, from 0 to --s-max, widened as "
+                           "above) with their own backoff; layered, no stream retries");
+  for (const char* name : {"--policies", "--r-max", "--budgets", "--bases", "--caps", "--jitters"})
+    refuse_with(sdk, cmd.get_option(name), fmt::format("--sdk searches the SDK's own space: leave out {}", name));
+  refuse_with(sdk, no_grid, "--sdk searches the SDK's own space: leave out --no-grid");
+  refuse_with(sdk, lists, "--sdk searches the SDK's own space: leave out --lists");
 }
 
 }  // namespace

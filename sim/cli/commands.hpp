@@ -170,6 +170,7 @@ Runner add_simulate(CLI::App& app);
 Runner add_serve(CLI::App& app);
 Runner add_audit(CLI::App& app);
 Runner add_fit(CLI::App& app);
+Runner add_advise(CLI::App& app);
 Runner add_tune(CLI::App& app);
 Runner add_ui(CLI::App& app);
 Runner add_fleet(CLI::App& app);

@@ -152,6 +152,44 @@ Eigen::MatrixXd TimeChain::averaged_transition(double fixed, double wait, double
   return out;
 }
 
+Eigen::MatrixXd TimeChain::wait_weighted_transition(double fixed, double wait, double jitter) const {
+  const double width = wait * jitter;  // W is uniform on [low, wait]
+  const double low = wait - width;
+  if (!(width > 0.0)) return wait * transition(fixed + wait);
+  const Eigen::Index k = states();
+  if (two_state_form(*this)) {
+    // E W e^{-lambda (fixed + W)} = e^{-lambda fixed} (1/width) int_low^wait w e^{-lambda w} dw.
+    const double lambda = two_state_rate(*this);
+    double integral = 0.0;
+    if (lambda * width < 1.0) {
+      // Gauss-Legendre, 8 points: the integrand is all but a polynomial here,
+      // where the closed form below would cancel.
+      static constexpr double x[4] = {0.1834346424956498, 0.5255324099163290, 0.7966664774136267, 0.9602898564975363};
+      static constexpr double a[4] = {0.3626837833783620, 0.3137066458778873, 0.2223810344533745, 0.1012285362903763};
+      const double mid = (low + wait) / 2.0, half = width / 2.0;
+      for (int i = 0; i < 4; ++i)
+        for (const double w : {mid - half * x[i], mid + half * x[i]}) integral += a[i] * half * w * std::exp(-lambda * w);
+    } else {
+      const auto F = [lambda](double w) { return -std::exp(-lambda * w) * (w / lambda + 1.0 / (lambda * lambda)); };
+      integral = F(wait) - F(low);
+    }
+    const double weighted_decay = std::exp(-lambda * fixed) * integral / width;
+    const Eigen::MatrixXd pi = stationary_rows(*this);
+    return (wait - width / 2.0) * pi + weighted_decay * (Eigen::MatrixXd::Identity(k, k) - pi);
+  }
+  // Van Loan (1978): exp([[Q, I, 0], [0, 0, I], [0, 0, 0]] width) holds
+  // I1 = int_0^width exp(Qs) ds in the top middle and
+  // K = int_0^width (width - s) exp(Qs) ds in the top right; then
+  // int_low^wait w exp(Qw) dw = exp(Q low) (low I1 + width I1 - K).
+  Eigen::MatrixXd block = Eigen::MatrixXd::Zero(3 * k, 3 * k);
+  block.topLeftCorner(k, k) = generator * width;
+  block.block(0, k, k, k) = Eigen::MatrixXd::Identity(k, k) * width;
+  block.block(k, 2 * k, k, k) = Eigen::MatrixXd::Identity(k, k) * width;
+  const Eigen::MatrixXd e = block.exp();
+  const Eigen::MatrixXd i1 = e.block(0, k, k, k), kk = e.block(0, 2 * k, k, k);
+  return transition(fixed + low) * ((low + width) * i1 - kk) / width;
+}
+
 TimeChain two_state_time_chain(double t_good, double t_bad) {
   check_seconds(t_good, "t-good", true);
   check_seconds(t_bad, "t-bad", true);

@@ -32,6 +32,7 @@ struct Walk {
   // fixed waits) the same split by the time spent so far, in microseconds.
   struct Node {
     Mat reach, pattern;
+    Mat time_reach;  // Clock::track_done: E[time since the call's first start; reach], per (i, j)
     std::map<std::int64_t, Mat> by_micros;
   };
   // The call states of one request count, (http, stream) -> node, in a
@@ -52,6 +53,7 @@ struct Walk {
         ++count;
         n.reach.setZero(k, k);
         n.pattern.setZero(k, k);
+        n.time_reach.setZero(k, k);
         n.by_micros.clear();
       }
       return n;
@@ -82,7 +84,7 @@ struct Walk {
   std::map<std::pair<int, int>, Mat> ends;
   std::map<const Eigen::MatrixXd*, Step> step_cache;  // the steps outlive the walk: stable keys
   Vec attempts, bad_attempts, seconds;
-  Mat fail_exit;
+  Mat fail_exit, advance_seconds;
   CallMatrices& c;
 
   Walk(const Eigen::VectorXd& bad, const Policy& p, const Steps& s, const Clock* cl, const FaultWeights& kinds,
@@ -100,6 +102,7 @@ struct Walk {
     bad_attempts = Vec::Zero(k);
     seconds = Vec::Zero(k);
     fail_exit = Mat::Zero(k, k);
+    advance_seconds = Mat::Zero(k, k);
     const double total = kinds.total();
     RELSIM_ASSERT(total > 0.0);
     for (int kind = 0; kind < kFaultKinds; ++kind) weight.push_back(kinds.weight[static_cast<std::size_t>(kind)] / total);
@@ -119,6 +122,7 @@ struct Walk {
     if (clock) {
       const double good_seconds = clock->duration(std::nullopt);
       seconds += good_seconds * (node.reach * d_good * ones);
+      if (clock->track_done) advance_seconds.noalias() += (node.time_reach + good_seconds * node.reach) * good_exit;
       for (const auto& [t, m] : node.by_micros)
         accumulate(c.succeed_by_micros, t + to_micros(good_seconds), Eigen::MatrixXd(m * good_exit));
     }
@@ -164,6 +168,12 @@ struct Walk {
     to.pattern.noalias() += bad.pattern * step.pattern;
     if (!clock) return;
     seconds += (w * retry.mean_wait) * bad.mass;
+    if (clock->track_done) {
+      // The time so far and this request's duration ride the step; the
+      // wait rides it weighted (E[W step], not E[W] E[step]).
+      to.time_reach.noalias() += w * ((node.time_reach * d_bad + duration * bad.reach) * step.value);
+      to.time_reach.noalias() += w * (bad.reach * step_of(*retry.wait_weighted).value);
+    }
     if (!clock->track_times) return;
     const std::int64_t dt = to_micros(duration) + retry.wait_micros;
     for (const auto& [t, m] : node.by_micros) accumulate(to.by_micros, t + dt, Mat(w * (m * d_bad * step.value)));
@@ -204,6 +214,7 @@ struct Walk {
     c.attempts_col = attempts;
     c.bad_col = bad_attempts;
     c.seconds_col = seconds;
+    if (clock && clock->track_done) c.advance_seconds = advance_seconds;
     c.fail_exit = fail_exit;
     add_endings();
   }

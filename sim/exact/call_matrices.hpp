@@ -22,6 +22,9 @@ struct RetryStep {
   const Eigen::MatrixXd* matrix = nullptr;  // lives as long as the Steps
   double mean_wait = 0.0;                   // seconds
   std::int64_t wait_micros = 0;             // the wait, when it is fixed
+  // Time mode: E[wait exp(Q (duration + wait))], the step weighted by the
+  // wait (Clock::track_done only; lives as long as the Steps).
+  const Eigen::MatrixXd* wait_weighted = nullptr;
 };
 
 // The step from one request to the next, as a matrix of the hidden state.
@@ -42,6 +45,7 @@ Steps discrete_steps(const Chain& chain);
 struct Clock {
   std::array<double, kFaultKinds + 1> seconds{};  // [kind] a fault's duration, [kFaultKinds] a good request's
   bool track_times = false;  // keep the per-call distribution of time (fixed waits only)
+  bool track_done = false;   // keep the time of the calls that succeed (CallMatrices::advance_seconds)
   double duration(std::optional<FaultKind> fault) const {
     return seconds[fault ? static_cast<std::size_t>(*fault) : static_cast<std::size_t>(kFaultKinds)];
   }
@@ -76,6 +80,8 @@ struct CallMatrices {
   Eigen::VectorXd attempts_col;             // E[requests of the call | state]
   Eigen::VectorXd bad_col;                  // E[bad requests of the call | state]
   Eigen::VectorXd seconds_col;              // E[seconds of the call, first start to last end | state] (time mode)
+  // Clock::track_done: E[seconds of the call; it succeeds, next call's state j | state i]. Empty otherwise.
+  Eigen::MatrixXd advance_seconds;
   // Time mode with fixed waits: the call's time in microseconds, by ending.
   std::map<std::int64_t, Eigen::MatrixXd> succeed_by_micros;  // call succeeds after that long, next call's state
   std::map<std::pair<int, std::int64_t>, Eigen::VectorXd> end_by_micros;  // (outcome, micros) -> P | state

@@ -11,6 +11,57 @@
 
 namespace relsim {
 namespace exact_detail {
+namespace {
+
+// The time of the done path through the calls of a task:
+// w(l) = E[seconds of the calls so far; all succeeded, state l] / P(all succeeded),
+// carried beside the forward vector (CallMatrices::advance_seconds).
+class DonePath {
+ public:
+  explicit DonePath(const CallMatrices& c) : c_(c), on_(c.advance_seconds.size() > 0) {
+    const auto k = static_cast<std::size_t>(c.advance.rows());
+    w_.assign(k, 0.0);
+    next_.assign(k, 0.0);
+  }
+  // Before the call: v is the forward vector at its first request.
+  void call(const std::vector<double>& v) {
+    if (!on_) return;
+    std::fill(next_.begin(), next_.end(), 0.0);
+    const auto k = static_cast<Eigen::Index>(w_.size());
+    for (Eigen::Index i = 0; i < k; ++i)
+      for (Eigen::Index l = 0; l < k; ++l)
+        next_[static_cast<std::size_t>(l)] +=
+            w_[static_cast<std::size_t>(i)] * c_.advance(i, l) + v[static_cast<std::size_t>(i)] * c_.advance_seconds(i, l);
+  }
+  // After it, with the forward vector's normaliser s.
+  void normalise(double s) {
+    if (!on_) return;
+    for (std::size_t l = 0; l < w_.size(); ++l) w_[l] = next_[l] / s;
+  }
+  // E[wall time | done] after n calls with `think` seconds between them.
+  double mean(std::int64_t n, double think) const {
+    if (!on_) return std::numeric_limits<double>::quiet_NaN();
+    double calls = 0.0;
+    for (const double x : w_) calls += x;
+    return calls + static_cast<double>(n - 1) * think;
+  }
+
+ private:
+  const CallMatrices& c_;
+  bool on_;
+  std::vector<double> w_, next_;
+};
+
+// A matrix's entries row by row.
+std::vector<double> row_major(const Eigen::MatrixXd& m) {
+  std::vector<double> out;
+  out.reserve(static_cast<std::size_t>(m.size()));
+  for (Eigen::Index i = 0; i < m.rows(); ++i)
+    for (Eigen::Index j = 0; j < m.cols(); ++j) out.push_back(m(i, j));
+  return out;
+}
+
+}  // namespace
 
 Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64_t n, bool want_exit, double think,
               double goes_on) {
@@ -20,16 +71,10 @@ Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64
   const Eigen::Index m_end = c.end_cols.cols();
   // Plain loops over small row-major copies: this runs 10^6 times and more,
   // where Eigen's dynamic-size expressions cost more than the arithmetic.
-  std::vector<double> advance(static_cast<std::size_t>(k * k)), exit_m(static_cast<std::size_t>(k * k)),
-      end_cols(static_cast<std::size_t>(k * m_end));
-  for (Eigen::Index i = 0; i < k; ++i) {
-    for (Eigen::Index j = 0; j < k; ++j) {
-      advance[static_cast<std::size_t>(i * k + j)] = c.advance(i, j);
-      exit_m[static_cast<std::size_t>(i * k + j)] = c.fail_exit(i, j);
-    }
-    for (Eigen::Index m = 0; m < m_end; ++m) end_cols[static_cast<std::size_t>(i * m_end + m)] = c.end_cols(i, m);
-  }
+  const std::vector<double> advance = row_major(c.advance), exit_m = row_major(c.fail_exit),
+                            end_cols = row_major(c.end_cols);
   std::vector<double> v(static_cast<std::size_t>(k)), next(static_cast<std::size_t>(k));
+  DonePath done(c);
   std::vector<double> ends(static_cast<std::size_t>(m_end)), exit(static_cast<std::size_t>(k), 0.0);
   const double start_sum = start.sum();
   for (Eigen::Index i = 0; i < k; ++i) v[static_cast<std::size_t>(i)] = start(i) / start_sum;
@@ -38,6 +83,7 @@ Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64
     double attempts = 0.0, bad = 0.0, seconds = 0.0;
     std::fill(next.begin(), next.end(), 0.0);
     std::fill(ends.begin(), ends.end(), 0.0);
+    done.call(v);
     for (Eigen::Index i = 0; i < k; ++i) {
       const double vi = v[static_cast<std::size_t>(i)];
       if (vi == 0.0) continue;
@@ -80,7 +126,9 @@ Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64
     // microcode assist; what it still adds to the totals is below 1e-300.
     if (alive < 1e-300) alive = 0.0;
     for (Eigen::Index l = 0; l < k; ++l) v[static_cast<std::size_t>(l)] = next[static_cast<std::size_t>(l)] / s;
+    done.normalise(s);
   }
+  t.mean_seconds_done = done.mean(n, think);
   // Below about 1e-300 the running product has lost digits to denormals;
   // the sum of logarithms has not.
   t.success = t.log10_success < -300.0 ? std::pow(10.0, t.log10_success) : alive;
@@ -252,6 +300,7 @@ ExactResult result_from(const CallMatrices& c, const Eigen::RowVectorXd& start, 
   out.mean_requests = t.mean_requests;
   out.mean_bad_requests = t.mean_bad_requests;
   out.mean_seconds = t.mean_seconds;
+  if (out.success > 0.0) out.mean_seconds_done = t.mean_seconds_done;
   // When every tool call ends the task, only the first model call is sent.
   out.max_requests = worst_case(c, start, goes_on > 0.0 ? policy.n : 1);
   if (options.tools) add_tool_outcomes(*options.tools, t, policy.n, out);

@@ -3,6 +3,7 @@
 // Internal to the exact engine: the forward pass over the calls of a task,
 // shared by the discrete chain (exact.cpp) and the time mode (exact_time.cpp).
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -21,6 +22,7 @@ struct Totals {
   double mean_requests = 0.0;
   double mean_bad_requests = 0.0;
   double mean_seconds = 0.0;  // with `think` seconds before every call but the first
+  double mean_seconds_done = std::numeric_limits<double>::quiet_NaN();  // E[seconds | done], advance_seconds given
   std::vector<double> outcomes = std::vector<double>(kOutcomeClasses, 0.0);
   // With tool calls: sum over k of goes_on^(k-1) S_k, the chance that the
   // tool call after model call k is made.

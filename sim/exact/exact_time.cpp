@@ -19,11 +19,12 @@ using exact_detail::to_micros;
 // (duration, wait, jitter): a handful per policy.
 class TimeSteps {
  public:
-  explicit TimeSteps(const TimeModel& time) : time_(time) {}
+  TimeSteps(const TimeModel& time, bool weighted) : time_(time), want_weighted_(weighted) {}
 
   exact_detail::RetryStep retry(FaultKind kind, const CallState& from, const CallState& to) {
     const Wait w = wait_before(time_, from, to, kind);
-    return {&get(time_.seconds_of(kind), w.max, w.jitter), w.max * (1.0 - w.jitter / 2.0), to_micros(w.max)};
+    return {&get(time_.seconds_of(kind), w.max, w.jitter), w.max * (1.0 - w.jitter / 2.0), to_micros(w.max),
+            want_weighted_ ? &weighted(time_.seconds_of(kind), w.max, w.jitter) : nullptr};
   }
   const Eigen::MatrixXd& gap(std::optional<FaultKind> last) {
     return get(time_.seconds_of(last) + time_.think_seconds, 0.0, 0.0);
@@ -36,8 +37,16 @@ class TimeSteps {
     if (it == cache_.end()) it = cache_.emplace(key, time_.chain.averaged_transition(fixed, wait, jitter)).first;
     return it->second;
   }
+  const Eigen::MatrixXd& weighted(double fixed, double wait, double jitter) {
+    const auto key = std::tuple{fixed, wait, jitter};
+    auto it = weighted_.find(key);
+    if (it == weighted_.end())
+      it = weighted_.emplace(key, time_.chain.wait_weighted_transition(fixed, wait, jitter)).first;
+    return it->second;
+  }
   const TimeModel& time_;
-  std::map<std::tuple<double, double, double>, Eigen::MatrixXd> cache_;
+  bool want_weighted_;  // only for the done tasks' mean seconds (ExactOptions::done_seconds)
+  std::map<std::tuple<double, double, double>, Eigen::MatrixXd> cache_, weighted_;
 };
 
 // Mass per (outcome, microseconds), accumulated over the calls of a task.
@@ -99,7 +108,7 @@ ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactO
   validate(time);
   validate(policy);
   if (options.tools) throw InputError("tool-faults: time mode (--t-good, --t-bad) does not support tool calls yet");
-  TimeSteps cache(time);
+  TimeSteps cache(time, options.done_seconds);
   exact_detail::Steps steps;
   steps.retry = [&cache](FaultKind kind, const CallState& from, const CallState& to) {
     return cache.retry(kind, from, to);
@@ -110,6 +119,7 @@ ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactO
     clock.seconds[static_cast<std::size_t>(kind)] = time.seconds_of(static_cast<FaultKind>(kind));
   clock.seconds[kFaultKinds] = time.seconds_of(std::nullopt);
   clock.track_times = options.distribution && time.fixed_waits();
+  clock.track_done = options.done_seconds;
   const CallMatrices c = exact_detail::call_matrices(time.chain.bad, policy, options.kinds, steps, &clock);
   const Eigen::RowVectorXd start = time.scope == ChainScope::fresh
                                        ? time.chain.initial

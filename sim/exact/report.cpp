@@ -178,8 +178,8 @@ std::vector<std::pair<std::string, std::string>> time_model_rows(const TimeModel
           {"think between calls", fmt::format("{} s", time.think_seconds)}};
 }
 
-const std::vector<std::string> kExactMetrics = {"success",      "env_error",    "requests_per_task", "p99_requests",
-                                                "mean_seconds", "p99_seconds"};
+const std::vector<std::string> kExactMetrics = {"success",      "env_error",         "requests_per_task", "p99_requests",
+                                                "mean_seconds", "mean_seconds_done", "p99_seconds"};
 
 Measured exact_measured(const ExactResult& result, const TimeModel* time) {
   Measured m;
@@ -190,11 +190,13 @@ Measured exact_measured(const ExactResult& result, const TimeModel* time) {
   if (q.all) m.values["p99_requests"] = static_cast<double>(q.all->at[2]);
   else m.missing["p99_requests"] = no_distribution_note(result);
   if (time == nullptr) {
-    for (const char* name : {"mean_seconds", "p99_seconds"})
+    for (const char* name : {"mean_seconds", "mean_seconds_done", "p99_seconds"})
       m.missing[name] = kSecondsNeedTimeMode;
     return m;
   }
   m.values["mean_seconds"] = result.mean_seconds;
+  if (std::isnan(result.mean_seconds_done)) m.missing["mean_seconds_done"] = "no task ends done";
+  else m.values["mean_seconds_done"] = result.mean_seconds_done;
   if (result.seconds_complete) m.values["p99_seconds"] = result.seconds_quantiles.p99;
   else m.missing["p99_seconds"] = seconds_quantiles_note(*time, result);
   return m;
@@ -263,6 +265,7 @@ Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& pol
   j["independent"] = independent_json(stationary_bad(time), policy, kinds);
   add_result_fields(j, policy, result);
   j["mean_seconds"] = result.mean_seconds;
+  j["mean_seconds_done"] = std::isnan(result.mean_seconds_done) ? Json(nullptr) : Json(result.mean_seconds_done);
   if (result.seconds_complete) {
     const Quantiles& q = result.seconds_quantiles;
     j["seconds_quantiles"] = Json{{"p50", q.p50}, {"p90", q.p90}, {"p99", q.p99}};
@@ -320,7 +323,11 @@ std::string exact_time_table(const std::string& chain, const TimeModel& time, co
   result_rows(row, result);
   independent_row(row, stationary_bad(time), policy, kinds);
   outcome_rows(row, result);
-  row("mean seconds", fmt::format("{:.12g}  (first request's start to last request's end)", result.mean_seconds));
+  row("mean seconds, all", fmt::format("{:.12g}  (every task, first request's start to last request's end)",
+                                       result.mean_seconds));
+  row("mean seconds, done", std::isnan(result.mean_seconds_done)
+                                ? std::string("none (no task ends done)")
+                                : fmt::format("{:.12g}  (the tasks that end done)", result.mean_seconds_done));
   if (result.seconds_complete) {
     const Quantiles& q = result.seconds_quantiles;
     row("seconds p50, p90, p99", fmt::format("{:.12g}, {:.12g}, {:.12g}", q.p50, q.p90, q.p99));

@@ -72,6 +72,54 @@ std::string estimates_text(const fit::ChainFit& f, int sdk_retries, const std::s
   return out;
 }
 
+std::string seconds_interval(const fit::Interval& i) {
+  return fmt::format("[{:.4g}, {}]", i.low, std::isinf(i.high) ? std::string("inf") : fmt::format("{:.4g}", i.high));
+}
+
+std::string seconds_text(const fit::SecondsFit& f, const fit::GapData& d) {
+  std::string out = fmt::format("\nseconds (the two-state chain of time mode, docs/time.md; from {} gaps between the "
+                                "starts of a task's requests):\n",
+                                f.gaps);
+  if (f.identified) {
+    out += fmt::format("  t_good = {:.4g} s {}  mean good period\n", f.t_good, seconds_interval(f.t_good_ci));
+    out += fmt::format("  t_bad  = {:.4g} s {}  mean outage; p = t_bad/(t_good+t_bad) = {:.4g}\n", f.t_bad,
+                       seconds_interval(f.t_bad_ci), f.p);
+    out += std::isnan(f.check.p_value)
+               ? fmt::format("  check: not run ({})\n", f.check.why_not)
+               : fmt::format("  check: bad requests seen against expected, by gap: chi2 = {:.4g}, df {}, p {}\n",
+                             f.check.statistic, f.check.df, pvalue(f.check.p_value));
+    out += "  " + fit::seconds_options(f) + "\n";
+    if (!f.note.empty()) out += "note: " + f.note + "\n";
+  } else {
+    out += "  not identified: " + f.note + "\n";
+  }
+  if (d.untimed > 0)
+    out += fmt::format("note: {} records have no start of their own (a request index, or the SDK's hidden retries "
+                       "and the attempt after them): left out of the fit in seconds\n",
+                       d.untimed);
+  if (d.same_start > 0)
+    out += fmt::format("note: {} records start at the same time as their task's previous one: left out of the fit in "
+                       "seconds\n",
+                       d.same_start);
+  return out;
+}
+
+Json seconds_json(const fit::SecondsFit& f, const fit::GapData& d) {
+  const auto ci = [&](const fit::Interval& i) -> Json {
+    if (!f.identified) return nullptr;
+    return Json::array({i.low, std::isinf(i.high) ? Json(nullptr) : Json(i.high)});
+  };
+  Json j = {{"identified", f.identified}, {"gaps", f.gaps}, {"untimed", d.untimed}, {"same_start", d.same_start}};
+  j["t_good"] = f.identified ? Json(f.t_good) : Json(nullptr);
+  j["t_bad"] = f.identified ? Json(f.t_bad) : Json(nullptr);
+  j["t_good_ci"] = ci(f.t_good_ci);
+  j["t_bad_ci"] = ci(f.t_bad_ci);
+  j["check_p_value"] = std::isnan(f.check.p_value) ? Json(nullptr) : Json(f.check.p_value);
+  j["options"] = f.identified ? fit::seconds_options(f) : std::string();
+  j["note"] = f.note;
+  return j;
+}
+
 std::string kinds_text(const fit::KindMix& k) {
   if (k.counts.empty()) return "";
   std::string out = "\nkinds:";
@@ -139,7 +187,7 @@ std::string fit_verdict(const fit::ChainFit& f) {
 std::string fit_text(const FitReport& r) {
   std::string out = read_text(r) +
                     estimates_text(*r.fit, r.sdk_retries, r.if_sdk_default ? hidden_retries_text(*r.if_sdk_default) : "") +
-                    kinds_text(r.fit->kinds);
+                    (r.seconds ? seconds_text(*r.seconds, *r.gaps) : std::string()) + kinds_text(r.fit->kinds);
   for (const fit::Prediction& p : r.predictions) out += prediction_text(p);
   if (r.hidden) out += hidden_text(*r.hidden);
   return out;
@@ -174,6 +222,7 @@ Json fit_json(const FitReport& r) {
                                 {"kinds", p.kinds}, {"exact_command", p.exact_command},
                                 {"netem_command", p.netem_command}});
   }
+  j["seconds"] = r.seconds ? seconds_json(*r.seconds, *r.gaps) : Json(nullptr);
   if (r.sdk_retries > 0) j["sdk_retries"] = r.sdk_retries;
   if (r.if_sdk_default) {
     const fit::ChainFit& d = *r.if_sdk_default;

@@ -96,13 +96,27 @@ Model fitted_model(const ChainFit& fit) {
   return m;
 }
 
-Prediction predict(const ChainCounts& counts, const ChainFit& fit, const PredictSpec& spec, int grid) {
+namespace {
+
+PredictRegion region_of(const ChainCounts& counts, const ChainFit& fit) {
   const double drop = region_drop();
   PredictRegion region;
   region.p = profile_interval(counts, Parameter::p, fit.mle, drop);
   region.q = fit.q_identified ? profile_interval(counts, Parameter::q, fit.mle, drop) : Interval{0.0, 1.0};
   region.log_likelihood = [&counts](double p, double q) { return log_likelihood(counts, p, q); };
-  return predict(region, fit, spec, grid);
+  return region;
+}
+
+}  // namespace
+
+Prediction predict(const ChainCounts& counts, const ChainFit& fit, const PredictSpec& spec, int grid) {
+  return predict(region_of(counts, fit), fit, spec, grid);
+}
+
+std::vector<std::pair<double, double>> chain_region(const ChainCounts& counts, const ChainFit& fit, int grid) {
+  std::vector<std::pair<double, double>> out;
+  for (const Point& pt : region_points(region_of(counts, fit), fit, grid)) out.emplace_back(pt.p, pt.q);
+  return out;
 }
 
 Prediction predict(const PredictRegion& region, const ChainFit& fit, const PredictSpec& spec, int grid) {

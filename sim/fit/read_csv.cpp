@@ -140,11 +140,13 @@ void read_row(const std::vector<std::string_view>& f, const Columns& c, const st
     const auto v = parse_number<std::int64_t>(text);
     if (!v || *v < 0) bad_field(where, number, "request", text, "an integer >= 0 (the request's order within its task)");
     r.order = *v;
+    r.timed = false;
   } else {
     const std::string_view text = f[static_cast<std::size_t>(c.time)];
     const auto v = parse_time_ns(text);
     if (!v) bad_field(where, number, "time", text, "seconds (1714567890.25) or RFC 3339 (2024-05-01T12:00:00.25Z)");
     r.order = *v;
+    r.timed = true;
   }
   const std::string_view outcome = f[static_cast<std::size_t>(c.outcome)];
   if (!set_outcome(outcome, r)) bad_field(where, number, "outcome", outcome, kOutcomeChoices);

@@ -46,6 +46,7 @@ void read_row(const Json& j, bool by_request, const std::string& where, std::int
   else
     bad_key(where, number, "task", task, "a non-empty string or an integer");
   r.order = order_of(j, by_request, where, number);
+  r.timed = !by_request;
   const Json& outcome = key(j, "outcome", where, number);
   const bool ok = outcome.is_string()           ? set_outcome(outcome.get_ref<const std::string&>(), r)
                   : outcome.is_number_integer() ? set_outcome(outcome.dump(), r)

@@ -50,6 +50,7 @@ bool read_line(const Json& j, const std::string& where, std::int64_t number, Rec
   if (start.is_string()) ns = parse_time_ns(start.get_ref<const std::string&>());
   if (!ns) bad(where, number, "startTime", start, "seconds (1714567890.25) or RFC 3339 (\"2024-05-01T12:00:00.25Z\")");
   r.order = *ns;
+  r.timed = true;
   const Json& status = j.at("status");
   if (status == "success") {
     r.bad = false;

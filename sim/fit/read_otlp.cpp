@@ -234,6 +234,7 @@ Record request_record(const Span& span, const Span& chat) {
   Record r;
   r.task = task_of(chat);
   r.order = span.start;
+  r.timed = true;
   set_span_outcome(span, r);
   return r;
 }
@@ -331,9 +332,12 @@ ReadStats read_otlp(const std::string& text, const std::string& where, const Rec
       // The SDK's retries inside the call, each failed before the stream,
       // then the call's own last attempt (stable sort: in this order).
       if (chat.method) ++tally.counting, tally.resent += chat.resend > 0;
+      // Only the first attempt's start is known (the span's); the later
+      // ones are kept out of the fit in seconds.
       for (std::int64_t k = 0; chat.method && k < chat.resend; ++k, ++tally.hidden)
-        records.push_back(Record{task_of(chat), chat.start, true, kHiddenRetryKind});
+        records.push_back(Record{task_of(chat), chat.start, true, kHiddenRetryKind, k == 0});
       Record own = request_record(chat, chat);
+      own.timed = !(chat.method && chat.resend > 0);
       // Good by its attributes, yet neither OK nor with a stop or finish reason.
       if (!own.bad && !chat.ok && !chat.reason) {
         if (with_reasons.count(chat.scope) > 0) {

@@ -54,6 +54,7 @@ std::optional<double> exact_p99(const TimeModel& time, const Policy& policy, con
   ExactOptions options;
   options.kinds = config.kinds;
   options.max_distribution_work = config.p99_work;
+  options.done_seconds = false;
   for (const double prune : kTunePrunes) {
     options.prune_below = prune;
     const ExactResult r = exact_time(time, policy, options);
@@ -158,6 +159,36 @@ void sort_by_objective(std::vector<std::size_t>& front, const std::vector<TunePo
   std::sort(front.begin(), front.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
 }
 
+// p99 seconds as an interval: the simulated one's, or the exact value alone.
+std::optional<Interval> p99_range(const TunePoint& p) {
+  if (p.p99_interval) return p.p99_interval;
+  if (p.p99_seconds) return Interval{*p.p99_seconds, *p.p99_seconds};
+  return std::nullopt;
+}
+
+// With the p99-seconds objective, the members whose p99 interval overlaps
+// the best point estimate's are tied on p99: they go first, ranked among
+// themselves by the cheapest (mean requests, then mean seconds, then the
+// higher success; not success first, which would always pick the most
+// retries for a gain of 1e-15). Returns how many are tied (1: none beside
+// the best).
+std::size_t rank_p99_ties(std::vector<std::size_t>& front, const std::vector<TunePoint>& points) {
+  if (front.empty()) return 0;
+  const std::optional<Interval> best = p99_range(points[front[0]]);
+  if (!best) return 1;
+  const auto tied = [&](std::size_t i) {
+    const std::optional<Interval> r = p99_range(points[i]);
+    return r && r->low <= best->high && best->low <= r->high;
+  };
+  const auto split = std::stable_partition(front.begin(), front.end(), tied);
+  std::stable_sort(front.begin(), split, [&](std::size_t a, std::size_t b) {
+    const TunePoint &x = points[a], &y = points[b];
+    return std::tuple{x.mean_requests, x.mean_seconds, -x.success} <
+           std::tuple{y.mean_requests, y.mean_seconds, -y.success};
+  });
+  return static_cast<std::size_t>(split - front.begin());
+}
+
 void check_config(const TuneConfig& config) {
   if (!(config.target > 0.0 && config.target < 1.0))
     throw InputError(fmt::format("target = {} is out of range: it must be in (0, 1), e.g. 0.99", config.target));
@@ -246,12 +277,14 @@ TunePoint evaluate_schedule(const TuneConfig& config, const TuneSchedule& schedu
   ExactOptions options;
   options.kinds = config.kinds;
   options.distribution = false;
+  options.done_seconds = p99;  // for the front and the anchors, not the whole search
   const ExactResult r = exact_time(time, schedule.policy, options);
   TunePoint p;
   p.schedule = schedule;
   p.success = r.success;
   p.mean_requests = r.mean_requests;
   p.mean_seconds = r.mean_seconds;
+  p.mean_seconds_done = r.mean_seconds_done;
   p.max_requests = r.max_requests;
   p.meets_target = r.success >= config.target;
   if (!p99) return p;
@@ -317,6 +350,14 @@ TuneResult run_tune(const TuneSpace& space, const TuneConfig& config,
 
   std::vector<std::size_t> front = pareto_front(points, with_p99);
   sort_by_objective(front, points, config.objective);
+  if (with_p99) {
+    result.p99_ties = rank_p99_ties(front, points);
+    if (result.p99_ties > 1)
+      result.notes.push_back(fmt::format(
+          "front #1 to #{} are tied on p99 seconds: their 99% intervals overlap the best estimate's, so they are "
+          "ranked among themselves by mean requests, then mean seconds, then success",
+          result.p99_ties));
+  }
   for (const std::size_t i : front) result.front.push_back(points[i]);
   place_anchors(result, config, with_p99);
   return result;

@@ -47,9 +47,10 @@ std::string p99_text(const TunePoint& p) {
 
 std::string point_row(const TunePoint& p) {
   const Policy& pol = p.schedule.policy;
-  return fmt::format("{:<9} {:>3} {:>3} {:>3}  {:<24} {:>14.10f} {:>10.5f} {:>11.4f} {:>10}", to_string(pol.kind),
-                     pol.s, pol.r, pol.kind == PolicyKind::budgeted ? std::to_string(pol.B) : "-",
-                     to_string(p.schedule.backoff), p.success, p.mean_requests, p.mean_seconds, p99_text(p));
+  const std::string done = std::isnan(p.mean_seconds_done) ? "-" : fmt::format("{:.4f}", p.mean_seconds_done);
+  return fmt::format("{:<9} {:>3} {:>3} {:>3}  {:<24} {:>14.10f} {:>10.5f} {:>11.4f} {:>11} {:>10}",
+                     to_string(pol.kind), pol.s, pol.r, pol.kind == PolicyKind::budgeted ? std::to_string(pol.B) : "-",
+                     to_string(p.schedule.backoff), p.success, p.mean_requests, p.mean_seconds, done, p99_text(p));
 }
 
 std::string anchor_place(const TuneAnchor& a) {
@@ -81,6 +82,7 @@ Json tune_point_json(const TunePoint& point) {
   j["success"] = point.success;
   j["mean_requests"] = point.mean_requests;
   j["mean_seconds"] = point.mean_seconds;
+  j["mean_seconds_done"] = std::isnan(point.mean_seconds_done) ? Json(nullptr) : Json(point.mean_seconds_done);
   j["p99_seconds"] = point.p99_seconds ? Json(*point.p99_seconds) : Json(nullptr);
   j["p99_exact"] = point.p99_method == P99Method::exact;
   j["p99_method"] = std::string(to_string(point.p99_method));
@@ -123,6 +125,8 @@ Json tune_json(const TuneResult& result, const TuneSpace& space, const TuneConfi
     anchors.push_back(std::move(x));
   }
   j["anchors"] = std::move(anchors);
+  j["p99_ties"] = result.p99_ties;
+  j["notes"] = result.notes;
   return j;
 }
 
@@ -133,9 +137,10 @@ std::string tune_csv(const TuneResult& result) {
     const Policy& pol = p.schedule.policy;
     const auto number = [](std::optional<double> x) { return x ? fmt::format("{:.17g}", *x) : std::string(); };
     const std::optional<Interval>& ci = p.p99_interval;
-    s += fmt::format("{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{},{},{},{},{}\n", i + 1, to_string(pol.kind), pol.s,
-                     pol.r, pol.kind == PolicyKind::budgeted ? std::to_string(pol.B) : "",
+    s += fmt::format("{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{},{},{},{},{},{}\n", i + 1, to_string(pol.kind),
+                     pol.s, pol.r, pol.kind == PolicyKind::budgeted ? std::to_string(pol.B) : "",
                      csv_field(to_string(p.schedule.backoff)), p.success, p.mean_requests, p.mean_seconds,
+                     number(std::isnan(p.mean_seconds_done) ? std::nullopt : std::optional(p.mean_seconds_done)),
                      number(p.p99_seconds), to_string(p.p99_method), number(ci ? std::optional(ci->low) : std::nullopt),
                      number(ci ? std::optional(ci->high) : std::nullopt), p.max_requests);
   }
@@ -152,14 +157,15 @@ std::string tune_table(const TuneResult& result, const TuneConfig& config, const
   std::string dims;
   for (const auto& d : result.dimensions) dims += (dims.empty() ? "" : ", ") + d;
   s += fmt::format("\nPareto front ({}), best first:\n", dims);
-  s += fmt::format("  #  {:<9} {:>3} {:>3} {:>3}  {:<24} {:>14} {:>10} {:>11} {:>10}\n", "policy", "s", "r", "B",
-                   "backoff", "success", "mean req", "mean s", "p99 s");
+  s += fmt::format("  #  {:<9} {:>3} {:>3} {:>3}  {:<24} {:>14} {:>10} {:>11} {:>11} {:>10}\n", "policy", "s", "r",
+                   "B", "backoff", "success", "mean req", "mean s all", "mean s done", "p99 s");
   const std::size_t shown = std::min(result.front.size(), kTableRows);
   for (std::size_t i = 0; i < shown; ++i) s += fmt::format("{:>3}  {}\n", i + 1, point_row(result.front[i]));
   if (shown < result.front.size())
     s += fmt::format("  ... {} more (--csv or --json for the whole front)\n", result.front.size() - shown);
   if (result.front.empty()) s += "  (none: no schedule in the space meets the target)\n";
   else s += fmt::format("best ({}): {}\n", to_string(config.objective), schedule_words(result.front[0].schedule));
+  for (const std::string& note : result.notes) s += "note: " + note + "\n";
   s += "\nanchors:\n";
   for (const TuneAnchor& a : result.anchors)
     s += fmt::format("  {:<13} {}\n  {:<13} {}: {}\n", a.name, point_row(a.point), "", a.description,

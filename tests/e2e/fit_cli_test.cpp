@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/ctmc_log.hpp"
 #include "support/files.hpp"
 #include "support/input_error_cli.hpp"
 #include "support/run.hpp"
@@ -38,7 +39,8 @@ TEST(FitCli, RecoversPAndQFromARelsimPlan) {
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"records", "tasks", "skipped", "p", "q", "p0", "p_ci", "q_ci",
                                             "independence_p_value", "order2_p_value", "runs_p_value", "kinds",
-                                            "predictions"}));
+                                            "predictions", "seconds"}));
+  EXPECT_TRUE(j["seconds"].is_null());  // a plan orders requests by index: no start times
   EXPECT_EQ(j["tasks"], 2000);
   EXPECT_LE(j["p_ci"][0].get<double>(), 0.3);
   EXPECT_GE(j["p_ci"][1].get<double>(), 0.3);
@@ -59,6 +61,30 @@ TEST(FitCli, HumanOutputSaysWhatWasReadAndTheVerdict) {
   EXPECT_NE(r.out.find("profile-likelihood region"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("relsim exact --p "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("tc qdisc add dev IF root netem loss gemodel "), std::string::npos) << r.out;
+}
+
+// With start times, the fit in seconds: a log of the tests' own sampler
+// (support/ctmc_log.hpp) at t_good = 300 s, t_bad = 60 s fitted back inside
+// its intervals, printed with the ready options.
+TEST(FitCli, FitsTheChainInSecondsFromStartTimes) {
+  std::string csv = "task,time,outcome\n";
+  relsim::test::draw_ctmc_log({300, 60, 400, 10, 5, 40, 9}, [&](int task, double seconds, bool bad) {
+    csv += "t" + std::to_string(task) + "," + std::to_string(1.7e9 + seconds) + "," + (bad ? "http_529" : "ok") + "\n";
+  });
+  const std::string path = relsim::test::write_temp("fit_cli_test", "timed.csv", csv).string();
+  const RunResult r = run_relsim({"fit", path, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto s = nlohmann::json::parse(r.out)["seconds"];
+  ASSERT_TRUE(s["identified"].get<bool>()) << s.dump();
+  EXPECT_EQ(s["gaps"].get<int>(), 400 * 9);
+  EXPECT_LE(s["t_good_ci"][0].get<double>(), 300);
+  EXPECT_GE(s["t_good_ci"][1].get<double>(), 300);
+  EXPECT_LE(s["t_bad_ci"][0].get<double>(), 60);
+  EXPECT_GE(s["t_bad_ci"][1].get<double>(), 60);
+  const RunResult text = run_relsim({"fit", path});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("  t_bad  = "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  --t-good "), std::string::npos) << text.out;
 }
 
 TEST(FitCli, NoFaultsSaysQIsNotIdentified) {

@@ -58,7 +58,7 @@ TEST(Require, SimulateGatesOnTheLowEndOfItsInterval) {
 TEST(Require, BadExpressionsAreOneLineNamingTheMetricAndTheAllowedNames) {
   expect_input_error(kReference + " --require sucess>=0.9",
                      "require = 'sucess>=0.9': no metric 'sucess' here: use success, env_error, requests_per_task, "
-                     "p99_requests, mean_seconds, p99_seconds");
+                     "p99_requests, mean_seconds, mean_seconds_done, p99_seconds");
   expect_input_error(kReference + " --require success=0.9", "is not NAME OP NUMBER: OP is >=, <=, > or <");
   expect_input_error(kReference + " --require success>=high", "'high' is not a finite number");
   expect_input_error(kReference + " --require success>=0.9,", "require = '' is not NAME OP NUMBER");

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "support/input_error_cli.hpp"
@@ -42,10 +43,11 @@ TEST(TuneCli, JsonHasTheFrontAnchorsAndTheirFields) {
   const nlohmann::json j = nlohmann::json::parse(r.out);
   for (const char* key : {"target", "objective", "n", "chain", "kinds", "time", "space", "evaluated",
                           "meeting_target", "s_matters", "r_matters", "dimensions", "p99_tasks", "p99_work", "seed",
-                          "p99_note", "front", "best", "anchors"})
+                          "p99_note", "front", "best", "anchors", "p99_ties", "notes"})
     EXPECT_TRUE(j.contains(key)) << key;
   const std::set<std::string> point = {"policy",       "s",           "r",           "B",
                                        "backoff",      "success",     "mean_requests", "mean_seconds",
+                                       "mean_seconds_done",
                                        "p99_seconds",  "p99_exact",   "p99_method",  "p99_interval",
                                        "max_requests", "meets_target"};
   ASSERT_TRUE(j["front"].is_array());
@@ -71,8 +73,8 @@ TEST(TuneCli, CsvIsTheFrontWithAFixedHeader) {
   const Captured r = tune_relsim(kSmall + " --target 0.95 --csv");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
-            "rank,policy,s,r,B,backoff,success,mean_requests,mean_seconds,p99_seconds,p99_method,p99_low,p99_high,"
-            "max_requests");
+            "rank,policy,s,r,B,backoff,success,mean_requests,mean_seconds,mean_seconds_done,p99_seconds,p99_method,"
+            "p99_low,p99_high,max_requests");
   const Captured json = tune_relsim(kSmall + " --target 0.95 --json");
   const auto front = nlohmann::json::parse(json.out)["front"].size();
   EXPECT_EQ(static_cast<std::size_t>(std::count(r.out.begin(), r.out.end(), '\n')), 1 + front);
@@ -83,6 +85,66 @@ TEST(TuneCli, SameBytesForOneAndTwoThreads) {
   const Captured two = tune_relsim(kSmall + " --target 0.95 --json --objective p99-seconds --threads 2");
   ASSERT_EQ(one.code, 0) << one.err;
   EXPECT_EQ(one.out, two.out);
+}
+
+// --sdk searches only the SDK's knob (maxRetries, its own backoff); the
+// answer lies past the default --s-max 20, so the search widens and says so.
+// Brute force: exact at the best s meets the target and at s - 1 does not.
+TEST(TuneCli, SdkSpaceWidensPastTheBoundToTheSmallestMaxRetries) {
+  const std::string model = "--t-good 1800 --t-bad 90 --n 40 --request-seconds 8 --kinds http_529=1";
+  const Captured r = tune_relsim("tune " + model + " --target 0.995 --sdk --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["best"].is_null());
+  const int s = j["best"]["s"].get<int>();
+  EXPECT_GT(s, 20);
+  EXPECT_EQ(j["best"]["r"].get<int>(), 0);
+  EXPECT_EQ(j["best"]["backoff"].get<std::string>(), "sdk");
+  ASSERT_FALSE(j["notes"].empty());
+  EXPECT_NE(j["notes"][0].get<std::string>().find("no schedule met the target with s up to --s-max 20: widened to 40"),
+            std::string::npos)
+      << j["notes"];
+  const auto success = [&](int retries) {
+    const Captured e = tune_relsim(fmt::format("exact {} --policy layered --s {} --r 0 --backoff sdk --json", model,
+                                               retries));
+    return nlohmann::json::parse(e.out)["success"].get<double>();
+  };
+  EXPECT_GE(success(s), 0.995);
+  EXPECT_LT(success(s - 1), 0.995);
+  relsim::test::expect_input_error("tune " + model + " --target 0.995 --sdk --r-max 3",
+                                   "--sdk searches the SDK's own space: leave out --r-max");
+}
+
+// Seconds of the done tasks beside all tasks, named, equal to exact's.
+TEST(TuneCli, DoneSecondsBesideAllSeconds) {
+  const Captured r = tune_relsim(kSmall + " --target 0.95 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto best = nlohmann::json::parse(r.out)["best"];
+  ASSERT_TRUE(best["mean_seconds_done"].is_number());
+  const Captured e = tune_relsim(fmt::format(
+      "exact --t-good 600 --t-bad 30 --n 5 --request-seconds 1 --kinds cut=1,http_529=1 --policy {} --s {} --r {} "
+      "--backoff {} --json",
+      best["policy"].get<std::string>(), best["s"].get<int>(), best["r"].get<int>(), best["backoff"].get<std::string>()));
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_DOUBLE_EQ(best["mean_seconds_done"].get<double>(),
+                   nlohmann::json::parse(e.out)["mean_seconds_done"].get<double>());
+  const Captured table = tune_relsim(kSmall + " --target 0.95");
+  EXPECT_NE(table.out.find("mean s all mean s done"), std::string::npos) << table.out;
+}
+
+// With --objective p99-seconds, members whose p99 intervals overlap the best
+// estimate's are ties: said in a note, ranked cheapest first.
+TEST(TuneCli, OverlappingP99IntervalsAreTies) {
+  const Captured r = tune_relsim(kSmall + " --target 0.95 --objective p99-seconds --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto ties = j["p99_ties"].get<std::size_t>();
+  ASSERT_GT(ties, 1u);
+  bool said = false;
+  for (const auto& note : j["notes"]) said |= note.get<std::string>().find("tied on p99 seconds") != std::string::npos;
+  EXPECT_TRUE(said) << j["notes"];
+  for (std::size_t i = 1; i < ties; ++i)
+    EXPECT_LE(j["front"][i - 1]["mean_requests"].get<double>(), j["front"][i]["mean_requests"].get<double>());
 }
 
 TEST(TuneCli, BadInputIsOneLineAndExitTwo) {

@@ -59,6 +59,11 @@ struct TimeChain {
   // the client jitters its wait. Closed form for two states; Van Loan's block
   // exponential (Van Loan 1978) for the integral otherwise.
   Eigen::MatrixXd averaged_transition(double fixed, double wait, double jitter) const;
+  // E W exp(Q (fixed + W)), W = wait (1 - jitter U): the step weighted by the
+  // wait, for the mean wall time of the tasks that end well (a state after a
+  // long wait is not the state after a short one). Closed form for two
+  // states; Van Loan's block exponential for the integral of s exp(Qs) otherwise.
+  Eigen::MatrixXd wait_weighted_transition(double fixed, double wait, double jitter) const;
 };
 
 // Gilbert's two states in continuous time: state 0 good, state 1 bad, mean

@@ -3,6 +3,7 @@
 // of docs/model.md (Policies), plus the result type shared with brute-force
 // enumeration (simple policy).
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,6 +74,10 @@ struct ExactResult {
   // Time mode (exact_time) only.
   bool timed = false;
   double mean_seconds = 0.0;  // E[wall time per task]: first request's start to last request's end
+  // E[wall time | done]: the tasks that end well, which mean_seconds mixes
+  // with the failed ones (which stop early). NaN when not computed
+  // (ExactOptions::done_seconds) or when no task ends done.
+  double mean_seconds_done = std::numeric_limits<double>::quiet_NaN();
   // Wall time per task by outcome, sorted by seconds then outcome; filled
   // when every wait is fixed (TimeModel::fixed_waits) and the support stays
   // within ExactOptions::max_distribution_work, else empty.
@@ -98,6 +103,9 @@ struct ExactOptions {
   // Tool calls after each successful model call (docs/tool_model.md); the
   // matrix engine's fresh scope only (InputError otherwise).
   std::optional<ToolModel> tools;
+  // Time mode: also the mean wall time of the tasks that end done
+  // (ExactResult::mean_seconds_done); `relsim tune` leaves it out of its search.
+  bool done_seconds = true;
 };
 
 // The engine: dynamic programming over (hidden state, call, call state) with

@@ -14,6 +14,7 @@
 #include "relsim/fit/hidden.hpp"
 #include "relsim/fit/predict.hpp"
 #include "relsim/fit/records.hpp"
+#include "relsim/fit/seconds.hpp"
 
 namespace relsim::fit {
 
@@ -30,6 +31,9 @@ struct FitReport {
   // only"): the estimate under --sdk-retries kSdkDefaultRetries, which the
   // verdict line shows beside the per-request one.
   std::optional<fit::ChainFit> if_sdk_default;
+  // The fit in seconds, when any record has its own start time.
+  const fit::GapData* gaps = nullptr;
+  std::optional<fit::SecondsFit> seconds;
 };
 
 // "faults are bursty: q = 0.80 [0.77, 0.83] against p = 0.30, LR p < 1e-16"

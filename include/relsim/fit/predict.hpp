@@ -54,4 +54,8 @@ struct PredictRegion {
 };
 Prediction predict(const PredictRegion& region, const ChainFit& fit, const PredictSpec& spec, int grid = 41);
 
+// The points predict(counts, ...) takes its band over, as (p, q): the
+// estimate, then the lattice points inside the joint region.
+std::vector<std::pair<double, double>> chain_region(const ChainCounts& counts, const ChainFit& fit, int grid = 41);
+
 }  // namespace relsim::fit

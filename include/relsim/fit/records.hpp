@@ -19,6 +19,10 @@ struct Record {
   std::int64_t order = 0;  // position within the task: request index, or a time in ns
   bool bad = false;
   std::string kind;  // bad: a relsim fault kind name, "http_<status>", or an error class; good: ""
+  // `order` is this request's own start, in ns since the epoch: the fit in
+  // seconds uses it. False for request indexes and for attempts whose start
+  // no log records (the SDK's hidden retries, and the attempt after them).
+  bool timed = false;
 };
 
 struct ReadStats {

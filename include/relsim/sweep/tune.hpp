@@ -8,6 +8,7 @@
 // standard mode placed against it.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -112,7 +113,10 @@ struct TunePoint {
   TuneSchedule schedule;
   double success = 0.0;
   double mean_requests = 0.0;
-  double mean_seconds = 0.0;
+  double mean_seconds = 0.0;       // all tasks
+  // The tasks that end done (failed ones stop early and pull mean_seconds
+  // down); computed with p99_seconds, NaN elsewhere.
+  double mean_seconds_done = std::numeric_limits<double>::quiet_NaN();
   std::int64_t max_requests = 0;
   // The smallest x with P(wall time <= x) >= 0.99, computed for the front,
   // the anchors and, with the p99-seconds objective, every schedule meeting
@@ -150,6 +154,12 @@ struct TuneResult {
   // search order. front[0] is the recommendation.
   std::vector<TunePoint> front;
   std::vector<TuneAnchor> anchors;
+  // With the p99-seconds objective: how many members lead the front tied on
+  // p99 (intervals overlapping the best estimate's; ranked among themselves
+  // by mean requests, then mean seconds, then success). 0 otherwise.
+  std::size_t p99_ties = 0;
+  // What a person should know: ties, a search bound widened or reached.
+  std::vector<std::string> notes;
 };
 
 // The SDK default (layered, s = 2, r = 0: the SDK's own HTTP-layer retries
@@ -174,5 +184,18 @@ bool weakly_dominates(const TunePoint& a, const TunePoint& b, bool with_p99);
 // fixed order.
 TuneResult run_tune(const TuneSpace& space, const TuneConfig& config,
                     const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+
+// The most stream-layer retries a widened search reaches (s stops at kMaxHttpRetries).
+inline constexpr int kMaxWidenedR = 100;
+
+// run_tune, widened where its answer lies on a bound: while the best
+// schedule's s is s_max (s > 0, and s matters) or its r is r_max (likewise),
+// that bound is doubled, within kMaxHttpRetries for s, kMaxWidenedR for r,
+// (s_max + 1)(r_max + 1) <= kMaxRequestsPerCall and kMaxTuneSchedules (unless
+// force), and the search run again. `space` ends as the space searched last;
+// TuneResult::notes says each widening, and flags a best value that is still
+// on a bound it could not widen.
+TuneResult run_tune_widening(TuneSpace& space, const TuneConfig& config,
+                             const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 
 }  // namespace relsim

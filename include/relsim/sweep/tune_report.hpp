@@ -10,7 +10,8 @@ namespace relsim {
 
 // The CSV header of the front, fixed: one row per front member, best first.
 inline constexpr const char* kTuneCsvHeader =
-    "rank,policy,s,r,B,backoff,success,mean_requests,mean_seconds,p99_seconds,p99_method,p99_low,p99_high,"
+    "rank,policy,s,r,B,backoff,success,mean_requests,mean_seconds,mean_seconds_done,p99_seconds,p99_method,p99_low,"
+    "p99_high,"
     "max_requests";
 
 // One schedule's fields: policy, s, r, B (null unless budgeted), backoff
