@@ -8,6 +8,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/client/retry_wait.hpp"
+#include "audit/accepting_runner.hpp"
 
 namespace relsim {
 
@@ -45,9 +46,9 @@ struct Expected {
   OutcomeClass outcome;
 };
 
-Expected expect(const Policy& policy, const TaskPlan& plan) {
+Expected expect(const Policy& policy, const Acceptance& accept, const TaskPlan& plan) {
   Expected e;
-  TaskRunner runner(policy);
+  audit_detail::AcceptingRunner runner(policy, accept);
   for (const PlannedRequest& r : plan.requests) {
     e.before.push_back(runner.state());
     runner.feed(r);
@@ -68,7 +69,8 @@ struct Finding {
   std::string text;
 };
 
-void check_counts(const Expected& e, const TaskPlan& plan, const TaskObservation& o, std::vector<Finding>& out) {
+void check_counts(const Expected& e, const TaskPlan& plan, const TaskObservation& o, std::optional<Outcome> seen,
+                  std::vector<Finding>& out) {
   const auto length = static_cast<std::int64_t>(plan.requests.size());
   const std::int64_t last = std::max<std::int64_t>(std::min(e.count, o.sent) - 1, 0);
   if (e.ran_off ? !(o.exhausted > 0 && o.sent - o.exhausted == length) : o.sent != e.count)
@@ -80,12 +82,12 @@ void check_counts(const Expected& e, const TaskPlan& plan, const TaskObservation
     out.push_back({Check::exhausted, last,
                    fmt::format("{} request{} past the end of the script ({} entries)", o.exhausted,
                                o.exhausted == 1 ? "" : "s", length)});
-  if (!e.ran_off && o.outcome && *o.outcome != e.outcome.outcome) {
-    std::string seen = o.reported ? fmt::format("reported {}", to_string(*o.reported)) : "no outcome reported";
-    if (o.reported && *o.reported != *o.outcome)
-      seen += fmt::format(" with {} good request{} of n: partial_done", o.good, o.good == 1 ? "" : "s");
-    if (!o.reported) seen += ", the last request left open (or a stall never retried): hang";
-    out.push_back({Check::outcome, last, fmt::format("{}, expected {}", seen, e.outcome.name())});
+  if (!e.ran_off && seen && *seen != e.outcome.outcome) {
+    std::string said = o.reported ? fmt::format("reported {}", to_string(*o.reported)) : "no outcome reported";
+    if (o.reported && *o.reported != *seen)
+      said += fmt::format(" with {} good request{} of n: partial_done", o.good, o.good == 1 ? "" : "s");
+    if (!o.reported) said += ", the last request left open (or a stall never retried): hang";
+    out.push_back({Check::outcome, last, fmt::format("{}, expected {}", said, e.outcome.name())});
   }
 }
 
@@ -95,11 +97,11 @@ void check_requests(const AuditOptions& opt, const Expected& e, const TaskPlan& 
   for (std::int64_t i = 0; i < m; ++i) {
     const auto u = static_cast<std::size_t>(i);
     const int rc = o.retry_count[u];
-    if (rc != kRetryCountAbsent && rc != e.before[u].http) {
+    const int want = expected_retry_header(e.before[u].http, o.inner_retries);
+    if (rc != kRetryCountAbsent && rc != want) {
       out.push_back({Check::retry_count, std::max<std::int64_t>(i - 1, 0),
                      fmt::format("request {}: x-stainless-retry-count {}, expected {}", i,
-                                 rc == kRetryCountInvalid ? std::string("not a count") : std::to_string(rc),
-                                 e.before[u].http)});
+                                 rc == kRetryCountInvalid ? std::string("not a count") : std::to_string(rc), want)});
       break;
     }
   }
@@ -137,7 +139,7 @@ std::vector<std::int64_t> requests_per_call(const TaskPlan& plan, const TaskObse
 }  // namespace
 
 TaskAudit audit_task(const AuditOptions& options, const TaskPlan& plan, const TaskObservation& obs) {
-  const Expected e = expect(options.policy, plan);
+  const Expected e = expect(options.policy, options.accept, plan);
   TaskAudit a;
   a.task = obs.task;
   a.expected = e.count;
@@ -145,7 +147,7 @@ TaskAudit audit_task(const AuditOptions& options, const TaskPlan& plan, const Ta
   a.expected_outcome = e.outcome;
   a.per_call = requests_per_call(plan, obs);
   std::vector<Finding> found;
-  check_counts(e, plan, obs, found);
+  check_counts(e, plan, obs, audit_detail::observed_with(obs, plan, options.accept, options.policy.n), found);
   check_requests(options, e, plan, obs, found);
   std::int64_t blame = -1;
   for (const Finding& f : found) {
@@ -155,6 +157,7 @@ TaskAudit audit_task(const AuditOptions& options, const TaskPlan& plan, const Ta
   }
   const auto length = static_cast<std::int64_t>(plan.requests.size());
   if (blame >= 0) a.blame = plan_name(plan.requests[static_cast<std::size_t>(std::min(blame, length - 1))]);
+  a.finding = finding_of(a, obs);
   return a;
 }
 
@@ -174,6 +177,7 @@ void tally(AuditResult& res, const TaskAudit& a, const TaskObservation& o) {
   if (a.checks != 0) {
     ++res.mismatches;
     ++res.by_kind[a.blame];
+    ++res.by_finding[a.finding];
   }
   if (!a.consistent()) ++res.inconsistent;
   for (int c = 0; c < kChecks; ++c)
@@ -194,6 +198,7 @@ AuditResult run_audit(const Plan& plan, const Observations& obs, const AuditOpti
   validate(options);
   AuditResult res;
   res.policy = options.policy;
+  res.accept = options.accept;
   res.tasks.reserve(obs.tasks.size());
   for (const TaskObservation& o : obs.tasks) {
     const TaskPlan& tp = plan.tasks[static_cast<std::size_t>(o.task)];

@@ -57,10 +57,16 @@ std::string policy_lines(const AuditReport& r) {
   const InferResult& in = *r.infer;
   if (r.obs->tasks.empty()) return "  no task ran: nothing to infer from\n";
   if (!in.consistent.empty()) {
-    std::string out = fmt::format("  your loop behaves like {}\n", describe_candidate(in.consistent.front()));
-    if (in.consistent.size() > 1)
-      out += fmt::format("  also consistent ({} of {} tried): {}\n", in.consistent.size() - 1, in.candidates,
-                         candidates_text({in.consistent.begin() + 1, in.consistent.end()}));
+    std::string out = fmt::format("  your loop behaves like {}\n", describe_candidate(in.consistent[in.headline]));
+    if (in.consistent.size() > 1) {
+      std::vector<Policy> others;
+      for (std::size_t i = 0; i < in.consistent.size(); ++i)
+        if (i != in.headline) others.push_back(in.consistent[i]);
+      out += fmt::format("  also consistent ({} of {} tried): {}\n", others.size(), in.candidates,
+                         candidates_text(others));
+      out += fmt::format("  named by: {} ({} task{} with waits it does not explain)\n", kHeadlineRule,
+                         in.wait_mismatches[in.headline], in.wait_mismatches[in.headline] == 1 ? "" : "s");
+    }
     return out;
   }
   std::string out = fmt::format(
@@ -69,6 +75,26 @@ std::string policy_lines(const AuditReport& r) {
   if (in.closest.size() > 1)
     out += fmt::format("  as close: {}\n", candidates_text({in.closest.begin() + 1, in.closest.end()}));
   return out;
+}
+
+// How x-stainless-retry-count was read (RetryHeaderReading).
+std::string header_line(const RetryHeaderReading& h) {
+  if (h.mode == RetryHeaderMode::off) return "  x-stainless-retry-count: not checked (--no-retry-header)\n";
+  if (h.sent == 0) return "";
+  return fmt::format("  x-stainless-retry-count: on {} request{}, at most {}; read as the SDK's own retries inside each "
+                     "attempt of the layer audited ({}): expected, that layer's retry count mod {}\n",
+                     h.sent, h.sent == 1 ? "" : "s", h.largest,
+                     h.mode == RetryHeaderMode::given ? fmt::format("--inner-retries {}", h.inner)
+                                                      : std::string("the largest count in the log"),
+                     h.inner + 1);
+}
+
+Json header_json(const RetryHeaderReading& h) {
+  return Json{{"checked", h.mode != RetryHeaderMode::off},
+              {"source", h.mode == RetryHeaderMode::off ? "off" : h.mode == RetryHeaderMode::given ? "given" : "log"},
+              {"inner_retries", h.inner >= 0 ? Json(h.inner) : Json(nullptr)},
+              {"sent", h.sent},
+              {"largest", h.largest >= 0 ? Json(h.largest) : Json(nullptr)}};
 }
 
 std::string counts_text(const std::array<std::int64_t, kOutcomes>& counts) {
@@ -105,6 +131,8 @@ std::string mismatch_lines(const AuditReport& r) {
                             res.by_check[static_cast<std::size_t>(c)]);
   for (const auto& [kind, count] : res.by_kind) kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", kind, count);
   out += fmt::format("    by check: {}\n    by fault kind: {}\n", checks, kinds);
+  out += "  findings (what the mismatches mean; --accept KIND=WORD takes one as the client's rule):\n";
+  for (const auto& [finding, count] : res.by_finding) out += fmt::format("    {:>5}  {}\n", count, finding);
   std::size_t shown = 0;
   for (const TaskAudit& a : res.tasks) {
     if (a.checks == 0) continue;
@@ -140,10 +168,13 @@ Json mismatches_json(const AuditReport& r) {
                          {"requests_sent", r.obs->tasks[i].sent},
                          {"outcome_expected", expected_word(a)},
                          {"outcome_reported", observed_word(r.obs->tasks[i])},
-                         {"detail", a.detail}});
+                         {"detail", a.detail},
+                         {"finding", a.finding}});
   }
+  Json findings = Json::array();
+  for (const auto& [finding, count] : res.by_finding) findings.push_back(Json{{"finding", finding}, {"tasks", count}});
   return Json{{"total", res.mismatches}, {"inconsistent", res.inconsistent}, {"by_check", by_check},
-              {"by_kind", by_kind},       {"first", first}};
+              {"by_kind", by_kind},       {"findings", findings},          {"first", first}};
 }
 
 }  // namespace
@@ -160,7 +191,9 @@ std::string audit_summary(const AuditReport& r) {
   const Observations& obs = *r.obs;
   std::string out = fmt::format("relsim audit: {} against {} ({} tasks, n = {} calls)\n", r.log_path, r.plan_path,
                                 obs.plan_tasks, res.policy.n);
-  out += policy_lines(r);
+  out += policy_lines(r) + header_line(obs.header);
+  if (const std::string accepted = to_string(res.accept); !accepted.empty())
+    out += fmt::format("  accepted as the client's rules (--accept): {}\n", accepted);
   out += fmt::format("  tasks: {} audited, {} not run, {} with no outcome to check\n", obs.tasks.size(), obs.not_run,
                      res.no_outcome);
   out += request_lines(r);
@@ -189,9 +222,19 @@ std::string audit_per_task(const AuditReport& r) {
 Json audit_json(const AuditReport& r) {
   const AuditResult& res = *r.result;
   const Observations& obs = *r.obs;
-  Json consistent = Json::array();
+  Json consistent = Json::array(), closest = Json::array();
   if (r.infer) {
-    for (const Policy& p : r.infer->consistent) consistent.push_back(policy_json(p));
+    for (std::size_t i = 0; i < r.infer->consistent.size(); ++i) {
+      Json p = policy_json(r.infer->consistent[i]);
+      p["wait_mismatches"] = r.infer->wait_mismatches[i];
+      p["headline"] = i == r.infer->headline;
+      consistent.push_back(p);
+    }
+    for (const Policy& p : r.infer->closest) {
+      Json c = policy_json(p);
+      c["inconsistent"] = r.infer->closest_mismatches;
+      closest.push_back(c);
+    }
   } else if (res.inconsistent == 0) {
     consistent.push_back(policy_json(res.policy));
   }
@@ -205,6 +248,10 @@ Json audit_json(const AuditReport& r) {
       {"mismatches", mismatches_json(r)},
       {"policy", policy_json(res.policy)},
       {"consistent", consistent},
+      {"closest", closest},
+      {"headline_rule", r.infer ? Json(kHeadlineRule) : Json(nullptr)},
+      {"retry_header", header_json(obs.header)},
+      {"accepted", to_string(res.accept)},
       {"amplification", amp ? Json(*amp) : Json()},
       {"hangs", res.hangs},
       {"outcomes", Json{{"expected", outcome_counts(res.expected_outcomes)},

@@ -13,22 +13,24 @@
 #include <atomic>
 #include <limits>
 #include <numeric>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
 #include "relsim/audit/audit.hpp"
+#include "audit/accepting_runner.hpp"
 
 namespace relsim {
 
-bool consistent_with(const Policy& policy, const TaskPlan& plan, const TaskObservation& obs) {
-  TaskRunner runner(policy);
+bool consistent_with(const Policy& policy, const TaskPlan& plan, const TaskObservation& obs, const Acceptance& accept) {
+  audit_detail::AcceptingRunner runner(policy, accept);
   const auto length = static_cast<std::int64_t>(plan.requests.size());
   for (std::int64_t i = 0; i < length; ++i) {
     if (i < obs.sent) {
       const int rc = obs.retry_count[static_cast<std::size_t>(i)];
-      if (rc != kRetryCountAbsent && rc != runner.state().http) return false;
+      if (rc != kRetryCountAbsent && rc != expected_retry_header(runner.state().http, obs.inner_retries)) return false;
     }
     runner.feed(plan.requests[static_cast<std::size_t>(i)]);
     if (runner.ended()) break;
@@ -38,7 +40,8 @@ bool consistent_with(const Policy& policy, const TaskPlan& plan, const TaskObser
   }
   if (!runner.ended()) return obs.exhausted > 0 && obs.sent - obs.exhausted == length;
   if (obs.sent != runner.requests()) return false;
-  return !obs.outcome || *obs.outcome == runner.outcome().outcome;
+  const std::optional<Outcome> seen = audit_detail::observed_with(obs, plan, accept, policy.n);
+  return !seen || *seen == runner.outcome().outcome;
 }
 
 std::vector<Policy> infer_candidates(std::int64_t n) {
@@ -60,6 +63,26 @@ std::vector<Policy> infer_candidates(std::int64_t n) {
     for (int r = 0; r <= kInferMax; ++r)
       for (int B = 1; B < (s + 1) * (r + 1); ++B) add(PolicyKind::budgeted, s, r, B);
   return out;
+}
+
+int free_parameters(const Policy& p) {
+  return p.kind == PolicyKind::simple ? 1 : p.kind == PolicyKind::budgeted ? 3 : 2;
+}
+
+void choose_headline(const Plan& plan, const Observations& obs, const AuditOptions& options, InferResult& result) {
+  result.wait_mismatches.assign(result.consistent.size(), 0);
+  result.headline = 0;
+  if (result.consistent.size() < 2 || !options.check_waits) return;
+  AuditOptions each = options;
+  for (std::size_t i = 0; i < result.consistent.size(); ++i) {
+    each.policy = result.consistent[i];
+    result.wait_mismatches[i] = run_audit(plan, obs, each).by_check[static_cast<std::size_t>(Check::wait)];
+  }
+  const auto key = [&](std::size_t i) {
+    return std::tuple{result.wait_mismatches[i], free_parameters(result.consistent[i]), i};
+  };
+  for (std::size_t i = 1; i < result.consistent.size(); ++i)
+    if (key(i) < key(result.headline)) result.headline = i;
 }
 
 std::string describe_candidate(const Policy& p) {
@@ -110,11 +133,11 @@ std::vector<TaskClass> task_classes(const Plan& plan, const Observations& obs) {
 constexpr std::int64_t kAbandoned = std::numeric_limits<std::int64_t>::max();
 
 // Inconsistent tasks under `p`, or kAbandoned once that exceeds `bound`.
-std::int64_t count_inconsistent(const Policy& p, const std::vector<TaskClass>& classes,
+std::int64_t count_inconsistent(const Policy& p, const std::vector<TaskClass>& classes, const Acceptance& accept,
                                 const std::atomic<std::int64_t>& bound, std::int64_t* reached = nullptr) {
   std::int64_t count = 0, passed = 0;
   for (const TaskClass& c : classes) {
-    if (!consistent_with(p, *c.plan, *c.obs)) {
+    if (!consistent_with(p, *c.plan, *c.obs, accept)) {
       count += c.weight;
       if (count > bound.load(std::memory_order_relaxed)) {
         if (reached) *reached = passed;
@@ -130,7 +153,7 @@ std::int64_t count_inconsistent(const Policy& p, const std::vector<TaskClass>& c
 // Every candidate with a bound of 0: the consistent ones, and how many tasks
 // each of the others got through before its first inconsistent one.
 std::vector<std::int64_t> first_pass(const std::vector<Policy>& candidates, const std::vector<TaskClass>& classes,
-                                     std::vector<std::int64_t>& reached) {
+                                     const Acceptance& accept, std::vector<std::int64_t>& reached) {
   std::vector<std::int64_t> counts(candidates.size(), kAbandoned);
   reached.assign(candidates.size(), 0);
   const std::atomic<std::int64_t> zero{0};
@@ -140,7 +163,7 @@ std::vector<std::int64_t> first_pass(const std::vector<Policy>& candidates, cons
   for (std::int64_t i = 0; i < total; ++i)
     error.run([&] {
       const auto u = static_cast<std::size_t>(i);
-      counts[u] = count_inconsistent(candidates[u], classes, zero, &reached[u]);
+      counts[u] = count_inconsistent(candidates[u], classes, accept, zero, &reached[u]);
     });
   error.rethrow();
   return counts;
@@ -148,14 +171,15 @@ std::vector<std::int64_t> first_pass(const std::vector<Policy>& candidates, cons
 
 // No candidate is consistent: the fewest inconsistent tasks, by branch and bound.
 std::vector<std::int64_t> closest_pass(const std::vector<Policy>& candidates, const std::vector<TaskClass>& classes,
-                                       const std::vector<std::int64_t>& reached, std::int64_t tasks) {
+                                       const Acceptance& accept, const std::vector<std::int64_t>& reached,
+                                       std::int64_t tasks) {
   // The candidates that got furthest first, so the bound tightens early.
   std::vector<std::size_t> order(candidates.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return reached[a] > reached[b]; });
   std::vector<std::int64_t> counts(candidates.size(), kAbandoned);
   std::atomic<std::int64_t> bound{tasks};
-  counts[order[0]] = count_inconsistent(candidates[order[0]], classes, bound);
+  counts[order[0]] = count_inconsistent(candidates[order[0]], classes, accept, bound);
   bound.store(counts[order[0]]);
   FirstError error;
   const auto total = static_cast<std::int64_t>(order.size());
@@ -163,7 +187,7 @@ std::vector<std::int64_t> closest_pass(const std::vector<Policy>& candidates, co
   for (std::int64_t i = 1; i < total; ++i)
     error.run([&] {
       const std::size_t c = order[static_cast<std::size_t>(i)];
-      const std::int64_t k = count_inconsistent(candidates[c], classes, bound);
+      const std::int64_t k = count_inconsistent(candidates[c], classes, accept, bound);
       counts[c] = k;
       std::int64_t best = bound.load();
       while (k < best && !bound.compare_exchange_weak(best, k)) {
@@ -175,18 +199,18 @@ std::vector<std::int64_t> closest_pass(const std::vector<Policy>& candidates, co
 
 }  // namespace
 
-InferResult infer_policy(const Plan& plan, const Observations& obs, std::int64_t n) {
+InferResult infer_policy(const Plan& plan, const Observations& obs, std::int64_t n, const Acceptance& accept) {
   InferResult res;
   const std::vector<Policy> candidates = infer_candidates(n);
   res.candidates = static_cast<std::int64_t>(candidates.size());
   const std::vector<TaskClass> classes = task_classes(plan, obs);
   std::vector<std::int64_t> reached;
-  const std::vector<std::int64_t> first = first_pass(candidates, classes, reached);
+  const std::vector<std::int64_t> first = first_pass(candidates, classes, accept, reached);
   for (std::size_t i = 0; i < candidates.size(); ++i)
     if (first[i] == 0) res.consistent.push_back(candidates[i]);
   if (!res.consistent.empty()) return res;
   const std::vector<std::int64_t> counts =
-      closest_pass(candidates, classes, reached, static_cast<std::int64_t>(obs.tasks.size()));
+      closest_pass(candidates, classes, accept, reached, static_cast<std::int64_t>(obs.tasks.size()));
   res.closest_mismatches = *std::min_element(counts.begin(), counts.end());
   for (std::size_t i = 0; i < candidates.size(); ++i)
     if (counts[i] == res.closest_mismatches) res.closest.push_back(candidates[i]);

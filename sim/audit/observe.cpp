@@ -102,6 +102,21 @@ TaskObservation observe_task(std::int64_t task, const std::vector<const RequestL
 
 }  // namespace
 
+int expected_retry_header(int http, int inner) { return inner < 0 ? http : http % (inner + 1); }
+
+void read_retry_header(Observations& obs, RetryHeaderMode mode, int inner) {
+  RetryHeaderReading& h = obs.header;
+  h = RetryHeaderReading{};
+  h.mode = mode;
+  for (TaskObservation& t : obs.tasks)
+    for (int& rc : t.retry_count) {
+      if (rc >= 0) ++h.sent, h.largest = std::max(h.largest, rc);
+      if (mode == RetryHeaderMode::off) rc = kRetryCountAbsent;
+    }
+  h.inner = mode == RetryHeaderMode::off ? -1 : mode == RetryHeaderMode::given ? inner : h.largest;
+  for (TaskObservation& t : obs.tasks) t.inner_retries = h.inner;
+}
+
 void check_auditable(const Plan& plan, const std::string& where) {
   for (const char* key : {"b", "g"}) {
     const auto it = plan.header.find(key);
@@ -141,6 +156,7 @@ Observations observe(const Plan& plan, const RequestLog& log, const std::vector<
     }
     out.tasks.push_back(observe_task(t, mine, report, n, log.where));
   }
+  read_retry_header(out, RetryHeaderMode::from_log);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "relsim/audit/audit.hpp"
 #include "relsim/audit/audit_report.hpp"
 #include "cli/commands.hpp"
+#include "cli/option_rules.hpp"
 #include "cli/require_option.hpp"
 
 namespace relsim::cli {
@@ -20,6 +21,9 @@ struct AuditArgs {
   int s = 2, r = 2, B = 0;
   long long n = 0;
   bool infer = false, json = false, per_task = false, no_wait_check = false;
+  bool no_retry_header = false;
+  int inner_retries = -1;  // --inner-retries; -1: read from the log
+  std::string accept;      // --accept KIND=WORD,...
   std::string require;  // --require: thresholds for CI
   double wait_tolerance = 0.5;
   ClientTiming timing;
@@ -45,6 +49,7 @@ int run_audit_command(const AuditArgs& a) {
   options.timing = a.timing;
   options.wait_tolerance = a.wait_tolerance;
   options.check_waits = !a.no_wait_check;
+  if (!a.accept.empty()) options.accept = parse_acceptance(a.accept);
   validate(options.timing);
   const Plan plan = read_plan(a.plan);
   check_auditable(plan, a.plan);
@@ -56,11 +61,15 @@ int run_audit_command(const AuditArgs& a) {
   const RequestLog log = read_request_log(a.log);
   std::vector<OutcomeReport> overrides;
   if (!a.outcomes.empty()) overrides = read_outcome_csv(a.outcomes);
-  const Observations obs = observe(plan, log, a.outcomes.empty() ? nullptr : &overrides, n, a.outcomes);
+  Observations obs = observe(plan, log, a.outcomes.empty() ? nullptr : &overrides, n, a.outcomes);
+  if (a.no_retry_header) read_retry_header(obs, RetryHeaderMode::off);
+  else if (a.inner_retries >= 0) read_retry_header(obs, RetryHeaderMode::given, a.inner_retries);
   AuditReport report{a.plan, a.log, &obs, nullptr, std::nullopt};
   if (a.infer) {
-    report.infer = infer_policy(plan, obs, n);
-    options.policy = report.infer->consistent.empty() ? report.infer->closest.front() : report.infer->consistent.front();
+    report.infer = infer_policy(plan, obs, n, options.accept);
+    choose_headline(plan, obs, options, *report.infer);
+    options.policy = report.infer->consistent.empty() ? report.infer->closest.front()
+                                                      : report.infer->consistent[report.infer->headline];
   }
   const AuditResult result = run_audit(plan, obs, options);
   report.result = &result;
@@ -99,8 +108,9 @@ Runner add_audit(CLI::App& app) {
   auto* B = cmd->add_option("--B", a->B, fmt::format("budgeted: requests per call, in [1, {}]", kMaxRequestsPerCall));
   cmd->add_flag("--infer", a->infer,
                 fmt::format("search simple, naive, layered and budgeted over s, r in [0, {}] and B in [1, (s+1)(r+1)-1] "
-                            "for every set consistent with all tasks (else the closest), and audit against the first",
-                            kInferMax))
+                            "for every set consistent with all tasks (else the closest), and audit against the one "
+                            "the headline names: {}",
+                            kInferMax, kHeadlineRule))
       ->excludes(policy)
       ->excludes(s)
       ->excludes(r)
@@ -120,6 +130,24 @@ Runner add_audit(CLI::App& app) {
                   "seconds a wait may exceed its backoff w (accepted: [0.75 w - 0.05, w + tolerance]), >= 0")
       ->capture_default_str();
   cmd->add_flag("--no-wait-check", a->no_wait_check, "do not check the waits between retries");
+  auto* inner = cmd->add_option("--inner-retries", a->inner_retries,
+                                fmt::format("the SDK's own maxRetries inside the retry layer audited (a framework "
+                                            "retrying around the SDK): x-stainless-retry-count runs 0..S in each "
+                                            "attempt; S in [0, {}]; default: the largest count in the log",
+                                            kMaxHttpRetries));
+  auto* no_header = cmd->add_flag("--no-retry-header", a->no_retry_header,
+                                  "do not check x-stainless-retry-count at all");
+  check_value<int>(inner, [](int s) {
+    if (s < 0 || s > kMaxHttpRetries)
+      throw InputError(fmt::format("--inner-retries = {} is out of range: it must be in [0, {}]", s, kMaxHttpRetries));
+  });
+  refuse_with(no_header, inner, "--no-retry-header and --inner-retries both given: choose one");
+  check_value<std::string>(cmd->add_option("--accept", a->accept,
+                                           "findings to accept, KIND=WORD,...: the client takes that fault kind as "
+                                           "done, or ends the task there with the word (crash, hang, env_error), in "
+                                           "place of what the policy does (docs/audit.md, Findings); e.g. "
+                                           "no_stop=done,stall=hang"),
+                           [](const std::string& text) { parse_acceptance(text); });
   return [a] { return run_audit_command(*a); };
 }
 

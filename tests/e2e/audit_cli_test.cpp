@@ -48,6 +48,32 @@ TEST(AuditCli, InfersTheNaiveLoopAndFindsNoMismatch) {
   EXPECT_NE(r.out.find("mismatches: 0 tasks"), std::string::npos) << r.out;
 }
 
+// Findings in words and --accept (docs/audit.md, Findings): the naive loop
+// against layered has three mismatches, each with its meaning; accepting two
+// of them as the loop's rules leaves exactly the third, still explained.
+TEST(AuditCli, FindingsSayWhatTheLoopDoesAndAcceptedOnesLeaveTheRest) {
+  const std::vector<std::string> base = {"--plan", data("plan.jsonl"), "--log", data("naive_log.jsonl"), "--policy",
+                                         "layered", "--json"};
+  const RunResult all = audit(base);
+  EXPECT_EQ(all.code, 1) << all.err;
+  const auto j = nlohmann::json::parse(all.out);
+  ASSERT_EQ(j["mismatches"]["findings"].size(), 3U);
+  EXPECT_EQ(j["mismatches"]["findings"][1]["finding"],
+            "a stalled stream hung the task: the client has no idle timeout (stall)");
+  std::vector<std::string> accepted = base;
+  accepted.insert(accepted.end(), {"--accept", "overloaded=crash,stall=hang"});
+  const RunResult some = audit(accepted);
+  const auto k = nlohmann::json::parse(some.out);
+  EXPECT_EQ(k["mismatches"]["total"], 1);
+  EXPECT_EQ(k["accepted"], "overloaded=crash,stall=hang");
+  EXPECT_EQ(k["mismatches"]["findings"][0]["finding"],
+            "a slow_headers escaped the loop as an exception (crash): the client does not end the task cleanly on it "
+            "(slow_headers)");
+  relsim::test::expect_input_error({"audit", "--plan", data("plan.jsonl"), "--log", data("naive_log.jsonl"), "--policy",
+                                    "layered", "--accept", "overload=crash"},
+                                   "'overload=crash' names no fault kind");
+}
+
 // --require (docs/thresholds.md): the inferred naive loop has no mismatch but
 // 1 hang and 2 crashes in 5 tasks (the test above): a gate on crashes fails
 // it with one line, one on mismatches alone passes (the positive control).
@@ -75,8 +101,9 @@ TEST(AuditCli, AgainstLayeredTheNaiveLoopMismatchesWithJsonAndCsv) {
   const auto j = nlohmann::ordered_json::parse(r.out);
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"tasks", "mismatches", "policy", "consistent", "amplification", "hangs",
-                                            "outcomes", "requests"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"tasks", "mismatches", "policy", "consistent", "closest", "headline_rule",
+                                            "retry_header", "accepted", "amplification", "hangs", "outcomes",
+                                            "requests"}));
   EXPECT_EQ(j["policy"], nlohmann::ordered_json::parse(R"({"policy": "layered", "s": 2, "r": 2, "B": null})"));
   EXPECT_TRUE(j["consistent"].empty());
   // Slow headers x9: 9 sent where layered sends 3; the overloaded crash and the

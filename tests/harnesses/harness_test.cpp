@@ -81,18 +81,26 @@ struct Session {
   int server_code = -1;
 };
 
-Session run_session(const std::string& name, const std::string& plan_args, std::vector<std::string> harness) {
+// `plan_args` are relsim plan's arguments, or, starting with "{", the plan's
+// JSON Lines themselves; `extra` goes last on the harness's command line (so
+// it overrides kHarnessOptions); `seconds` bounds the harness's run.
+Session run_session(const std::string& name, const std::string& plan_args, std::vector<std::string> harness,
+                    const std::vector<std::string>& extra = {}, int seconds = 150) {
   Session s;
   const fs::path work = build_dir() / "harnesses" / "runs";
   fs::create_directories(work);
   s.plan = work / (name + ".plan.jsonl");
   s.log = work / (name + ".log.jsonl");
   s.csv = work / (name + ".audit.csv");
-  std::vector<std::string> plan_argv = relsim::test::split_args(plan_args);
-  plan_argv.insert(plan_argv.end(), {"--out", s.plan.string()});
-  const RunResult plan = relsim::test::run_relsim(plan_argv);
-  EXPECT_EQ(plan.code, 0) << plan.err;
-  if (plan.code != 0) return s;
+  if (plan_args.rfind('{', 0) == 0) {
+    std::ofstream(s.plan) << plan_args;
+  } else {
+    std::vector<std::string> plan_argv = relsim::test::split_args(plan_args);
+    plan_argv.insert(plan_argv.end(), {"--out", s.plan.string()});
+    const RunResult plan = relsim::test::run_relsim(plan_argv);
+    EXPECT_EQ(plan.code, 0) << plan.err;
+    if (plan.code != 0) return s;
+  }
 
   relsim::test::Background serve(
       {relsim::test::relsim_exe(), "serve", "--plan", s.plan.string(), "--port", "0", "--log", s.log.string()});
@@ -104,9 +112,10 @@ Session run_session(const std::string& name, const std::string& plan_args, std::
   harness.insert(harness.end(), {"--server", "http://127.0.0.1:" + std::to_string(port)});
   if (harness[0] == "node") harness.insert(harness.end(), kHarnessOptions.begin(), kHarnessOptions.end());
   else harness.insert(harness.end(), {"--concurrency", "32", "--timeout", "1"});
+  harness.insert(harness.end(), extra.begin(), extra.end());
   RunOptions options;
   options.cwd = (build_dir() / "harnesses").string();
-  options.timeout = 150;  // the harness's own hang watchdog ends hung tasks long before
+  options.timeout = seconds;  // the harness's own hang watchdog ends hung tasks long before
   options.new_process_group = true;
   s.harness = relsim::test::run_program(harness, options);
   s.server_code = serve.stop(SIGTERM);
@@ -276,6 +285,61 @@ TEST(Harnesses, SdkAloneIsNaiveWithoutStreamRetries) {
   RELSIM_NEED_SDK(dir);
   const Session s = run_session("sdk_only", kReferencePlan, {"node", "sdk_only.mjs"});
   expect_reference(s, "naive", 2, 0);
+}
+
+// LangChain.js (docs/audit.md, Frameworks, as their source says): a scripted
+// plan that pins its retries (a 529 on 9 requests: 7 attempts, 6 retries of
+// its own, then it throws), with one task of each in-stream fault. Every
+// request carries x-stainless-retry-count 0 (its SDK has maxRetries 0), which
+// the audit reads as the SDK's own layer and does not let veto the outer
+// retries. A stream without message_stop is taken as the answer: the audit's
+// finding says so, and accepting it (--accept no_stop=done) leaves naive
+// s = 6, r = 0 consistent with every task, named in the headline.
+std::string langchain_plan() {
+  std::vector<std::vector<std::string>> tasks;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<std::string> t(9, "http_529");
+    t.insert(t.end(), {"ok", "ok"});
+    tasks.push_back(t);
+  }
+  for (int i = 0; i < 4; ++i) tasks.push_back({"http_500", "http_500", "ok", "ok"});
+  for (const char* kind : {"overloaded", "overloaded", "cut", "cut", "stall", "no_stop", "no_stop"})
+    tasks.push_back({kind, "ok", "ok"});
+  for (int i = 0; i < 5; ++i) tasks.push_back({"ok", "ok"});
+  std::string out = "{\"relsim_plan\": 1, \"tasks\": " + std::to_string(tasks.size()) +
+                    ", \"source\": \"scripted\", \"n\": 2, \"b\": 0, \"g\": 0}\n";
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    std::string list;
+    for (const std::string& e : tasks[i]) list += (list.empty() ? "\"" : ", \"") + e + "\"";
+    out += "{\"task\": " + std::to_string(i) + ", \"requests\": [" + list + "]}\n";
+  }
+  return out;
+}
+
+TEST(Harnesses, LangChainIsNaiveSixAroundAnSdkWithNoRetries) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  // --hang-after 70: above LangChain's longest wait (32 to 64 s before its 6th retry).
+  const Session s = run_session("langchain", langchain_plan(), {"node", "langchain_loop.mjs"}, {"--hang-after", "70"}, 240);
+  EXPECT_EQ(s.harness.code, 0) << tail(s.harness.out + s.harness.err);
+  EXPECT_EQ(s.server_code, 0);
+  const Audit raw = audit(s, "--infer --no-wait-check");
+  ASSERT_TRUE(raw.j.is_object()) << raw.err;
+  EXPECT_EQ(at(raw.j, "/retry_header/largest"), json(0)) << raw.j.dump();
+  EXPECT_EQ(at(raw.j, "/retry_header/inner_retries"), json(0)) << raw.j.dump();
+  // Without accepting it, the two no_stop tasks are the only departure, and said in words.
+  EXPECT_EQ(at(raw.j, "/mismatches/total"), json(2)) << raw.j.dump();
+  EXPECT_EQ(at(raw.j, "/mismatches/findings/0/finding"),
+            json("a stream without message_stop was reported as done: the client accepts a truncated answer (no_stop)"))
+      << raw.j.dump();
+  const Audit accepted = audit(s, "--infer --no-wait-check --accept no_stop=done");
+  ASSERT_TRUE(accepted.j.is_object()) << accepted.err;
+  EXPECT_EQ(accepted.code, 0) << accepted.err;
+  EXPECT_EQ(at(accepted.j, "/mismatches/total"), json(0)) << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/policy"), json::parse(R"({"policy": "naive", "s": 6, "r": 0, "B": null})"))
+      << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/hangs"), json(1)) << accepted.j.dump();
+  std::cout << "langchain audit --infer --accept no_stop=done: " << accepted.j.dump() << "\n";
 }
 
 TEST(Harnesses, StdlibPythonLoopIsSimple) {

@@ -183,13 +183,92 @@ TEST(Audit, RetryCountsMustCountHttpRetriesWithinEachSdkCall) {
   EXPECT_EQ(audit(plan, good, Policy{.n = 1, .r = 2, .kind = PolicyKind::layered}).result.mismatches, 0);
   LogBuilder flat;  // a loop of its own around an SDK with no retries: every request is a first try
   flat.reqs(0, {"http_529", "http_529", "ok"}, {0, 0, 0}).outcome(0, "done");
-  const Audited a = audit(plan, flat, Policy{.n = 1, .r = 2, .kind = PolicyKind::layered});
-  EXPECT_TRUE(a.result.tasks[0].failed(Check::retry_count));
-  EXPECT_FALSE(a.result.tasks[0].failed(Check::requests));
-  EXPECT_EQ(a.result.tasks[0].blame, "http_529");
+  // Read from the log (the largest count is 0): the SDK's own layer never
+  // retried, so the header's 0 does not veto the outer layer's retries.
+  EXPECT_EQ(audit(plan, flat, Policy{.n = 1, .r = 2, .kind = PolicyKind::layered}).result.mismatches, 0);
+  // Said to be the SDK's own 2 retries, the same zeros are a mismatch.
+  AuditOptions options;
+  options.policy = Policy{.n = 1, .r = 2, .kind = PolicyKind::layered};
+  options.check_waits = false;
+  Observations obs = observe(plan, flat.log(), nullptr, 1);
+  read_retry_header(obs, RetryHeaderMode::given, 2);
+  const AuditResult a = run_audit(plan, obs, options);
+  EXPECT_TRUE(a.tasks[0].failed(Check::retry_count));
+  EXPECT_FALSE(a.tasks[0].failed(Check::requests));
+  EXPECT_EQ(a.tasks[0].blame, "http_529");
   // Simple retries every fault as a new attempt: retry counts 0, 0, 0 are its own.
   EXPECT_EQ(audit(plan, flat, Policy{.n = 1, .r = 2, .s = 0, .kind = PolicyKind::simple}).result.mismatches, 0);
   EXPECT_NE(audit(plan, good, Policy{.n = 1, .r = 2, .s = 0, .kind = PolicyKind::simple}).result.mismatches, 0);
+}
+
+// A framework retrying around the SDK (docs/audit.md, The retry header):
+// LangChain builds the SDK with maxRetries 0 and retries 6 times itself, so
+// its 7 attempts on a pinned 529 all carry 0; an SDK with 1 retry of its own
+// inside an outer layer of 2 (s = 5 in all) sends 0 1 0 1 0 1. Worked out by
+// hand: naive s = 6, r = 0 on [529 x 7, ok x 2] sends 7 requests and crashes
+// (a status error past the HTTP layer), on [529, ok, ok] sends 3 and is done.
+TEST(AuditRetryHeader, AnOuterLayerAroundTheSdkIsReadModuloTheSdksOwnRetries) {
+  std::vector<std::string> pinned(7, "http_529");
+  pinned.insert(pinned.end(), {"ok", "ok"});
+  const Plan plan = plan_of({pinned, {"http_529", "ok", "ok"}}, 2);
+  LogBuilder langchain;
+  langchain.reqs(0, std::vector<std::string>(7, "http_529"), std::vector<int>(7, 0)).outcome(0, "crash");
+  langchain.reqs(1, {"http_529", "ok", "ok"}, {0, 0, 0}).outcome(1, "done");
+  const Policy naive6{.n = 2, .r = 0, .s = 6, .kind = PolicyKind::naive};
+  EXPECT_EQ(audit(plan, langchain, naive6).result.mismatches, 0);
+  const Observations obs = observe(plan, langchain.log(), nullptr, 2);
+  EXPECT_EQ(obs.header.inner, 0);
+  EXPECT_EQ(obs.header.sent, 10);
+  const InferResult res = infer_policy(plan, obs, 2);
+  ASSERT_FALSE(res.consistent.empty());
+  bool found = false;
+  for (const Policy& p : res.consistent) found |= describe_candidate(p) == "naive with s = 6, r = 0";
+  EXPECT_TRUE(found);
+
+  const Plan six = plan_of({std::vector<std::string>(6, "http_529")}, 1);
+  LogBuilder nested;  // SDK maxRetries 1 inside an outer layer of 2 retries: 6 attempts, then env_error
+  nested.reqs(0, std::vector<std::string>(6, "http_529"), {0, 1, 0, 1, 0, 1}).outcome(0, "env_error");
+  const Policy layered5{.n = 1, .r = 0, .s = 5, .kind = PolicyKind::layered};
+  EXPECT_EQ(audit(six, nested, layered5).result.mismatches, 0);
+  // The header off: anything goes; read from the log, 5 5 5 ... says the SDK
+  // retried 5 times inside one call, which the first request cannot have.
+  LogBuilder garbage;
+  garbage.reqs(0, std::vector<std::string>(6, "http_529"), std::vector<int>(6, 5)).outcome(0, "env_error");
+  EXPECT_NE(audit(six, garbage, layered5).result.mismatches, 0);
+  Observations off = observe(six, garbage.log(), nullptr, 1);
+  read_retry_header(off, RetryHeaderMode::off);
+  AuditOptions options;
+  options.policy = layered5;
+  options.check_waits = false;
+  EXPECT_EQ(run_audit(six, off, options).mismatches, 0);
+  EXPECT_EQ(off.header.sent, 6);
+  EXPECT_EQ(off.header.inner, -1);
+}
+
+// Several consistent candidates: the headline is the one with the fewest
+// tasks whose waits it does not explain, then the fewest free parameters,
+// then search order (docs/audit.md, --infer).
+TEST(AuditInfer, TheHeadlineFollowsTheStatedRule) {
+  const Plan plan = plan_of({{"http_529", "ok"}}, 1);
+  LogBuilder log;
+  log.req(0, "http_529", std::nullopt).req(0, "ok", std::nullopt, 0.6).outcome(0, "done");
+  const Observations obs = observe(plan, log.log(), nullptr, 1);
+  InferResult res = infer_policy(plan, obs, 1);
+  ASSERT_GT(res.consistent.size(), 2U);
+  AuditOptions options;
+  options.check_waits = true;
+  choose_headline(plan, obs, options, res);
+  ASSERT_EQ(res.wait_mismatches.size(), res.consistent.size());
+  // A wait of 0.6 s fits the first retry's [0.325, 1.0] s for every candidate: simple (one parameter) wins.
+  EXPECT_EQ(describe_candidate(res.consistent[res.headline]), "simple with r = 1");
+  // Too short a wait for any: still a tie on waits, so the same rule.
+  LogBuilder quick;
+  quick.req(0, "http_529", std::nullopt).req(0, "ok", std::nullopt, 0.01).outcome(0, "done");
+  const Observations q = observe(plan, quick.log(), nullptr, 1);
+  InferResult rq = infer_policy(plan, q, 1);
+  choose_headline(plan, q, options, rq);
+  for (const std::int64_t w : rq.wait_mismatches) EXPECT_EQ(w, 1);
+  EXPECT_EQ(free_parameters(rq.consistent[rq.headline]), 1);
 }
 
 TEST(Audit, WaitsBeforeRetriesFollowTheBackoff) {
@@ -286,12 +365,20 @@ TEST(AuditInfer, FindsExactlyTheConsistentSets) {
   EXPECT_EQ(res.candidates, 11 + 242 + 66 * 66 - 121);
 }
 
-TEST(AuditInfer, NaiveOnSlowHeadersIsNaiveTwoTwoAlone) {
-  // 9 requests 0 1 2 0 1 2 0 1 2 and a crash: s = 2 from the counts, r = 2 from
-  // three rounds (r = 3 would need 12 requests, past the plan's 9).
+TEST(AuditInfer, NaiveOnSlowHeadersIsNaiveTwoTwoOrAnOuterLayerOfNine) {
+  // 9 requests 0 1 2 0 1 2 0 1 2 and a crash. Read as the SDK's own 2 retries
+  // (the largest count): 3 SDK calls of 3 attempts, either inside naive's 3
+  // stream rounds (s = 2, r = 2; r = 3 would need 12 requests, past the
+  // plan's 9) or inside an outer HTTP-layer loop of 9 (naive s = 8, r = 0).
   const Plan plan = plan_of(kSlowHeadersAlways, 1);
-  const Observations obs = observe(plan, naive_on_slow_headers().log(), nullptr, 1);
-  const InferResult res = infer_policy(plan, obs, 1);
+  Observations obs = observe(plan, naive_on_slow_headers().log(), nullptr, 1);
+  InferResult res = infer_policy(plan, obs, 1);
+  std::vector<std::string> found;
+  for (const Policy& p : res.consistent) found.push_back(describe_candidate(p));
+  EXPECT_EQ(found, (std::vector<std::string>{"naive with s = 2, r = 2", "naive with s = 8, r = 0"}));
+  // Said to be the only retry layer (inner retries past any s): s = 2, r = 2 alone.
+  read_retry_header(obs, RetryHeaderMode::given, kMaxHttpRetries);
+  res = infer_policy(plan, obs, 1);
   ASSERT_EQ(res.consistent.size(), 1U);
   EXPECT_EQ(describe_candidate(res.consistent[0]), "naive with s = 2, r = 2");
 }
@@ -306,8 +393,9 @@ TEST(AuditInfer, WithNothingConsistentReportsTheClosestAndItsCount) {
   const Observations obs = observe(plan, log.log(), nullptr, 1);
   const InferResult res = infer_policy(plan, obs, 1);
   EXPECT_TRUE(res.consistent.empty());
-  ASSERT_EQ(res.closest.size(), 1U);
+  ASSERT_EQ(res.closest.size(), 2U);  // as above: the header cannot tell these two apart
   EXPECT_EQ(describe_candidate(res.closest[0]), "naive with s = 2, r = 2");
+  EXPECT_EQ(describe_candidate(res.closest[1]), "naive with s = 8, r = 0");
   EXPECT_EQ(res.closest_mismatches, 1);
 }
 
@@ -423,6 +511,50 @@ TEST(AuditInput, OutcomesCsvIsStrict) {
 TEST(AuditInput, PlansWithSilentStepsCannotBeAudited) {
   const Plan plan = parse_plan(plan_text({{"ok"}}, 1, 1), "plan.jsonl");
   expect_error([&] { check_auditable(plan, "plan.jsonl"); }, "plan.jsonl: the plan has b = 1");
+}
+
+}  // namespace
+}  // namespace relsim
+
+namespace relsim {
+namespace {
+
+// Findings in words (docs/audit.md, Findings), worked out by hand for
+// layered s = 2, r = 2, which retries each in-stream fault and so finishes
+// [fault, ok] with 2 requests: a client that takes a stream without
+// message_stop as the answer sends 1 and reports done; one with no idle
+// timeout hangs on the stall; one that throws on a cut crashes. --accept
+// declares each as the client's rule, and the audit then agrees with it.
+TEST(AuditFindings, EachMismatchSaysWhatItMeansAndAcceptingItLeavesNone) {
+  const Plan plan = plan_of({{"no_stop", "ok"}, {"stall", "ok"}, {"cut", "ok"}}, 1);
+  LogBuilder log;
+  log.req(0, "no_stop", 0).outcome(0, "done");
+  log.req(1, "stall", 0, 0.6, "stopped");
+  log.req(2, "cut", 0).outcome(2, "crash");
+  const Policy layered{.n = 1, .r = 2, .s = 2, .kind = PolicyKind::layered};
+  AuditOptions options;
+  options.policy = layered;
+  options.check_waits = false;
+  const Observations obs = observe(plan, log.log(), nullptr, 1);
+  const AuditResult before = run_audit(plan, obs, options);
+  ASSERT_EQ(before.mismatches, 3);
+  EXPECT_EQ(before.tasks[0].finding,
+            "a stream without message_stop was reported as done: the client accepts a truncated answer (no_stop)");
+  EXPECT_EQ(before.tasks[1].finding, "a stalled stream hung the task: the client has no idle timeout (stall)");
+  EXPECT_EQ(before.tasks[2].finding,
+            "a cut escaped the loop as an exception (crash): the client does not end the task cleanly on it (cut)");
+  EXPECT_EQ(before.by_finding.size(), 3U);
+  options.accept = parse_acceptance("no_stop=done,stall=hang,cut=crash");
+  EXPECT_EQ(run_audit(plan, obs, options).mismatches, 0);
+  EXPECT_EQ(to_string(options.accept), "cut=crash,no_stop=done,stall=hang");
+  // --infer with the same acceptance finds layered consistent.
+  const InferResult res = infer_policy(plan, obs, 1, options.accept);
+  bool found = false;
+  for (const Policy& p : res.consistent) found |= describe_candidate(p) == "layered with s = 2, r = 2";
+  EXPECT_TRUE(found);
+  expect_error([] { parse_acceptance("nostop=done"); }, "'nostop=done' names no fault kind");
+  expect_error([] { parse_acceptance("cut=fine"); }, "'cut=fine' names no outcome");
+  expect_error([] { parse_acceptance("cut=crash,cut=done"); }, "'cut=done' is given twice");
 }
 
 }  // namespace

@@ -16,7 +16,10 @@
 //                (min(base 2^k, cap) time_scale by default), accepted in
 //                [(1 - jitter) w - 0.05 s, w + tolerance] (jitter 0.25 by default)
 //   retry_count  x-stainless-retry-count, where sent, equals the HTTP-layer
-//                retries the policy has used in the round (0, 1, 2 ...)
+//                retries the policy has used in the round (0, 1, 2 ...), modulo
+//                the SDK's own layer (RetryHeaderReading below): the header
+//                counts the SDK's retries only, and a framework that retries
+//                around the SDK starts a fresh SDK call (header 0) each time
 //   exhausted    the client ran past its task's script (more requests than
 //                the plan holds for any audited policy)
 // A policy is *consistent* with a task when all checks but `wait` pass.
@@ -54,21 +57,48 @@ struct TaskObservation {
   bool stopped = false;             // the last request was open at shutdown, or a stall the client left only by going away
   std::string detail;               // the report's detail
   std::vector<int> retry_count;     // per request; kRetryCountAbsent / kRetryCountInvalid
+  int inner_retries = -1;           // RetryHeaderReading::inner, the same for every task
   std::vector<double> received_ms, finished_ms;  // per request
 };
+
+// How x-stainless-retry-count is read. It counts the retries of the official
+// SDK's own layer inside one SDK call. When that layer is the HTTP layer
+// audited (the SDK alone), the header is the layer's retry count; when a
+// framework or agent retries around an SDK whose own layer retries up to S
+// times (LangChain builds it with maxRetries 0), each outer retry is a fresh
+// SDK call and the header runs 0..S again: the expected header is the audited
+// layer's count mod (S + 1). S is read from the log (the largest header seen:
+// an outer retry only follows an SDK call that used all S), or given; or the
+// header is not checked at all.
+enum class RetryHeaderMode { from_log, given, off };
+struct RetryHeaderReading {
+  RetryHeaderMode mode = RetryHeaderMode::from_log;
+  int inner = -1;          // S; -1: no header in the log (or off)
+  std::int64_t sent = 0;   // requests that carried a valid count
+  int largest = -1;        // the largest count seen
+};
+// The header a request should carry when the audited layer has used `http`
+// retries in the round: http mod (inner + 1); http itself when inner < 0.
+int expected_retry_header(int http, int inner);
 
 struct Observations {
   std::int64_t plan_tasks = 0;
   std::int64_t not_run = 0;   // plan tasks with no request and no outcome
   std::int64_t refused = 0;   // requests refused before taking an index (405, 400)
   std::vector<TaskObservation> tasks;  // audited tasks, in task order
+  RetryHeaderReading header;
 };
+
+// Reads the header as `mode` says (`inner` for RetryHeaderMode::given; off
+// drops every task's counts), sets each task's inner_retries and obs.header.
+void read_retry_header(Observations& obs, RetryHeaderMode mode, int inner = -1);
 
 // Throws InputError unless the plan's header has b = g = 0 (absent counts as
 // 0): a server cannot tell a retry after silent chain steps from the next call.
 void check_auditable(const Plan& plan, const std::string& where);
 
-// Joins plan, log and reports. `overrides` (from --outcomes) replace the
+// Joins plan, log and reports, the retry header read from the log
+// (read_retry_header, RetryHeaderMode::from_log). `overrides` (from --outcomes) replace the
 // log's reports task by task; the last report of a task counts. Throws
 // InputError for a log from another plan (naming the first such line and
 // task), a gap or repeat in a task's indices, a report for a task not in the
@@ -76,8 +106,18 @@ void check_auditable(const Plan& plan, const std::string& where);
 Observations observe(const Plan& plan, const RequestLog& log, const std::vector<OutcomeReport>* overrides,
                      std::int64_t n, const std::string& outcomes_where = "");
 
+// Findings a user has accepted (--accept 'no_stop=done,stall=hang'): per
+// fault kind, what the client does with it instead of what the policy does:
+// done (it takes the answer as good and goes on), or the task ends there with
+// that word (crash, hang, env_error, harness_error, partial_done).
+using Acceptance = std::array<std::optional<Outcome>, kFaultKinds>;
+// "KIND=WORD,..."; throws InputError naming the part, the kinds and the words.
+Acceptance parse_acceptance(std::string_view spec);
+std::string to_string(const Acceptance& accept);  // "" when none
+
 struct AuditOptions {
   Policy policy;  // with n
+  Acceptance accept{};
   ClientTiming timing;
   double wait_tolerance = 0.5;  // seconds past the backoff still accepted
   bool check_waits = true;
@@ -94,17 +134,20 @@ struct TaskAudit {
   std::string blame;    // the plan entry after which the client first departs: a kind, "ok", or ""
   std::vector<std::int64_t> per_call;  // requests of each call, segmented by the good entries served
   std::string detail;
+  std::string finding;  // what the first failed check means, in a line (finding_of); "" when none
   bool failed(Check c) const { return (checks >> static_cast<unsigned>(c)) & 1U; }
   bool consistent() const { return (checks & ~(1U << static_cast<unsigned>(Check::wait))) == 0; }
 };
 
 struct AuditResult {
   Policy policy;
+  Acceptance accept{};  // the findings accepted (AuditOptions::accept)
   std::vector<TaskAudit> tasks;  // parallel to Observations::tasks
   std::int64_t mismatches = 0;    // tasks with any failed check
   std::int64_t inconsistent = 0;  // tasks with a failed check other than wait
   std::array<std::int64_t, kChecks> by_check{};
   std::map<std::string, std::int64_t> by_kind;  // mismatching tasks by their blame
+  std::map<std::string, std::int64_t> by_finding;  // mismatching tasks by what their mismatch means
   std::int64_t sent = 0, expected = 0, layered = 0;  // requests
   std::map<std::int64_t, std::int64_t> per_call;     // calls by requests sent
   std::array<std::int64_t, kOutcomes> expected_outcomes{}, observed_outcomes{};
@@ -114,11 +157,17 @@ struct AuditResult {
 };
 
 TaskAudit audit_task(const AuditOptions& options, const TaskPlan& plan, const TaskObservation& obs);
+
+// A mismatch in words, by its fault kind (docs/audit.md, Findings): "a
+// stream without message_stop was reported as done: the client accepts a
+// truncated answer (no_stop)". "" for a task with no failed check.
+std::string finding_of(const TaskAudit& audit, const TaskObservation& obs);
 AuditResult run_audit(const Plan& plan, const Observations& obs, const AuditOptions& options);
 
 // The same verdict as audit_task(...).consistent(), without the details: the
 // inner loop of the search.
-bool consistent_with(const Policy& policy, const TaskPlan& plan, const TaskObservation& obs);
+bool consistent_with(const Policy& policy, const TaskPlan& plan, const TaskObservation& obs,
+                     const Acceptance& accept = {});
 
 // --infer: simple (r), naive and layered (s, r), budgeted (s, r, B) for s, r
 // in 0..kInferMax and B in 1..(s+1)(r+1)-1, in that order (policy, s, r, B).
@@ -128,10 +177,26 @@ struct InferResult {
   std::vector<Policy> consistent;  // every candidate consistent with every task
   std::vector<Policy> closest;     // when none is: those with the fewest inconsistent tasks
   std::int64_t closest_mismatches = 0;
+  // choose_headline: per consistent candidate, the tasks whose waits it does
+  // not explain; and the index of the one the headline names.
+  std::vector<std::int64_t> wait_mismatches;
+  std::size_t headline = 0;
 };
 // Deterministic: the same result for any thread count.
-InferResult infer_policy(const Plan& plan, const Observations& obs, std::int64_t n);
+InferResult infer_policy(const Plan& plan, const Observations& obs, std::int64_t n, const Acceptance& accept = {});
 std::vector<Policy> infer_candidates(std::int64_t n);
+
+// Free parameters of a policy: 1 for simple (r), 2 for naive and layered
+// (s, r), 3 for budgeted (s, r, B).
+int free_parameters(const Policy& policy);
+
+// The rule for the headline among several consistent candidates (docs/audit.md,
+// Ties): the fewest tasks whose waits it does not explain (run_audit with
+// `options`' timing; 0 for all when waits are not checked), then the fewest
+// free parameters, then search order. Fills wait_mismatches and headline.
+inline constexpr const char* kHeadlineRule =
+    "the fewest tasks whose waits it does not explain, then the fewest free parameters, then search order";
+void choose_headline(const Plan& plan, const Observations& obs, const AuditOptions& options, InferResult& result);
 
 // "naive with s = 2, r = 2", "simple with r = 2", "budgeted with s = 2, r = 2, B = 4".
 std::string describe_candidate(const Policy& policy);
