@@ -1,5 +1,6 @@
 #include "relsim/cli/cli.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -126,6 +127,46 @@ std::string parse_error_line(const CLI::ParseError& e) {
 
 namespace {
 
+// `relsim --help`: each command in one line, grouped by what a user wants to
+// do (as git and cargo do). A command's longer description moves to the foot
+// of its own --help, where the detail lives.
+struct HelpLine {
+  const char* name;
+  const char* group;
+  const char* line;
+};
+constexpr HelpLine kHelpLines[] = {
+    {"exact", "Compute success and cost", "exact P(success), outcomes and requests per task, for any policy"},
+    {"simulate", "Compute success and cost", "seeded Monte Carlo of any policy, with a confidence interval"},
+    {"sweep", "Compute success and cost", "exact (and simulated) success over a grid of parameters, as CSV"},
+    {"tune", "Compute success and cost", "retry schedules that reach a target in seconds: the Pareto front"},
+    {"check", "Compute success and cost", "regression check against a CSV of known values; exit 1 on any miss"},
+    {"fit", "From your logs", "estimate p and q (and t_good, t_bad) from request logs, with intervals"},
+    {"advise", "From your logs", "fit a log, then the SDK's maxRetries that meets a target, with code"},
+    {"audit", "From your logs", "check what any client did against a policy, task by task"},
+    {"plan", "Faults for real clients", "write a fault plan: each task's requests, ok or a fault kind"},
+    {"oracle", "Faults for real clients", "predict each task's outcome, requests and longest wait from a plan"},
+    {"serve", "Faults for real clients", "run the fault-injecting mock of the Messages API on 127.0.0.1"},
+    {"live", "Faults for real clients", "run tasks against the embedded mock, each checked against the oracle"},
+    {"demo", "Faults for real clients", "the reference experiment: exact, simulated, live; exit 1 on a mismatch"},
+    {"fleet", "Faults for real clients", "many agents of many tenants sharing one provider, event by event"},
+    {"ui", "Workbench and labs", "serve the browser workbench on 127.0.0.1"},
+    {"bughunt", "Workbench and labs", "a testing agent's world: environment faults against product bugs"},
+    {"tools", "Workbench and labs", "tool calls, the other half of an agent's I/O: MCP server and audit"},
+};
+
+void group_help(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands({})) {
+    const auto it = std::find_if(std::begin(kHelpLines), std::end(kHelpLines),
+                                 [&](const HelpLine& h) { return sub->get_name() == h.name; });
+    RELSIM_ASSERT(it != std::end(kHelpLines));  // every command has its line
+    const std::string longer = sub->get_description();
+    if (longer != it->line) sub->footer(longer);
+    sub->description(it->line);
+    sub->group(it->group);
+  }
+}
+
 // Commands that are not split over MPI ranks run on rank 0 alone.
 Runner on_root(Runner job) {
   return [job = std::move(job)] { return parallel::on_root(job, ranks()); };
@@ -141,6 +182,7 @@ Commands::Commands() : app("relsim: how often an agent task finishes when model 
              add_simulate(app),       add_sweep(app),          on_root(add_demo(app)),  on_root(add_live(app)),
              on_root(add_serve(app)), on_root(add_audit(app)), on_root(add_fit(app)),   on_root(add_advise(app)), on_root(add_tune(app)),
              on_root(add_ui(app)),    add_fleet(app),          on_root(add_bughunt(app)), on_root(add_tools(app))};
+  group_help(app);
 }
 
 const Runner& Commands::parsed() const {
