@@ -36,21 +36,16 @@ const std::vector<std::string> kAdviseMetrics = {"success",          "success_lo
 // counted; the SDK's hidden retries (read_otlp's sdk_retry: failed before
 // the stream, status unknown) as http_529; any other word left out.
 void set_kinds(const fit::KindMix& mix, fit::AdviseFit& f) {
-  FaultWeights weights{};
+  // fit's own split (kind_mix): relsim's kinds in kinds_option, the rest in other.
+  FaultWeights weights = mix.kinds_option.empty() ? FaultWeights{} : parse_fault_weights(mix.kinds_option);
   std::vector<std::string> other;
   std::int64_t hidden = 0;
-  for (const auto& [kind, n] : mix.counts) {
-    if (kind == "sdk_retry") {
-      weights.weight[static_cast<std::size_t>(FaultKind::http_529)] += static_cast<double>(n);
-      hidden += n;
-      continue;
-    }
-    try {
-      weights.weight[static_cast<std::size_t>(parse_fault_kind(kind))] += static_cast<double>(n);
-    } catch (const InputError&) {
-      other.push_back(fmt::format("{} ({})", kind, n));
-    }
+  for (const std::string& kind : mix.other) {
+    const std::int64_t n = mix.counts.at(kind);
+    if (kind == "sdk_retry") hidden = n;
+    else other.push_back(fmt::format("{} ({})", kind, n));
   }
+  weights.weight[static_cast<std::size_t>(FaultKind::http_529)] += static_cast<double>(hidden);
   if (hidden > 0)
     f.notes.push_back(fmt::format("{} hidden SDK retries (failed before the stream, status unknown) taken as http_529",
                                   hidden));

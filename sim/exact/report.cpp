@@ -265,7 +265,7 @@ Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& pol
   j["independent"] = independent_json(stationary_bad(time), policy, kinds);
   add_result_fields(j, policy, result);
   j["mean_seconds"] = result.mean_seconds;
-  j["mean_seconds_done"] = std::isnan(result.mean_seconds_done) ? Json(nullptr) : Json(result.mean_seconds_done);
+  j["mean_seconds_done"] = result.mean_seconds_done;  // NaN (no task done) is written as null by dump_json
   if (result.seconds_complete) {
     const Quantiles& q = result.seconds_quantiles;
     j["seconds_quantiles"] = Json{{"p50", q.p50}, {"p90", q.p90}, {"p99", q.p99}};

@@ -11,6 +11,8 @@
 #include "relsim/core/policy.hpp"
 #include "relsim/core/time_model.hpp"
 #include "relsim/exact/exact.hpp"
+#include "relsim/fit/fit_report.hpp"
+#include "relsim/montecarlo/simulate_time.hpp"
 #include "relsim/montecarlo/trace_time.hpp"
 
 namespace relsim::fit {
@@ -93,10 +95,11 @@ class Evaluator {
       all.push_back(t.seconds);
       if (t.outcome.outcome == Outcome::done) done.push_back(t.seconds);
     }
+    // The smallest x with at least 99% of the tasks <= x, as simulate_time ranks it.
     const auto p99 = [](std::vector<double>& v) {
       std::sort(v.begin(), v.end());
-      const auto rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
-      return v[std::max<std::size_t>(rank, 1) - 1];
+      const std::int64_t rank = quantile_ranks(static_cast<std::int64_t>(v.size()), 99, 0.99).rank;
+      return v[static_cast<std::size_t>(rank - 1)];
     };
     pt.p99_seconds = p99(all);
     if (!done.empty()) {
@@ -243,13 +246,6 @@ std::string point_text(const AdvicePoint& pt, double target) {
   return out;
 }
 
-Json number_or_null(double x) { return std::isnan(x) || std::isinf(x) ? Json(nullptr) : Json(x); }
-
-Json interval_or_null(const fit::Interval& i) {
-  if (std::isnan(i.low)) return nullptr;
-  return Json::array({number_or_null(i.low), number_or_null(i.high)});
-}
-
 Json point_json(const AdvicePoint& pt) {
   return {{"max_retries", pt.max_retries},
           {"stream_retries", pt.stream_retries},
@@ -258,10 +254,10 @@ Json point_json(const AdvicePoint& pt) {
           {"band_points", pt.band_points},
           {"meets_target", pt.meets_target},
           {"requests_per_task", pt.requests_per_task},
-          {"mean_seconds", number_or_null(pt.mean_seconds)},
-          {"mean_seconds_done", number_or_null(pt.mean_seconds_done)},
-          {"p99_seconds_done", number_or_null(pt.p99_seconds_done)},
-          {"p99_seconds", number_or_null(pt.p99_seconds)}};
+          {"mean_seconds", pt.mean_seconds},  // NaN (untimed) is written as null by dump_json
+          {"mean_seconds_done", pt.mean_seconds_done},
+          {"p99_seconds_done", pt.p99_seconds_done},
+          {"p99_seconds", pt.p99_seconds}};
 }
 
 // The scan in one line: every value when short, else its head and tail;
@@ -345,13 +341,13 @@ Json advice_json(const Advice& a, const std::vector<std::string>& sdks) {
   Json j = point_json(a.answer);
   j["p"] = f.p;
   j["q"] = f.q;
-  j["p_ci"] = interval_or_null(f.p_ci);
-  j["q_ci"] = interval_or_null(f.q_ci);
+  j["p_ci"] = interval_json(f.p_ci);
+  j["q_ci"] = interval_json(f.q_ci);
   j["timed"] = f.timed;
-  j["t_good"] = number_or_null(f.t_good);
-  j["t_bad"] = number_or_null(f.t_bad);
-  j["t_good_ci"] = f.timed ? interval_or_null(f.t_good_ci) : Json(nullptr);
-  j["t_bad_ci"] = f.timed ? interval_or_null(f.t_bad_ci) : Json(nullptr);
+  j["t_good"] = f.t_good;  // NaN when untimed: null
+  j["t_bad"] = f.t_bad;
+  j["t_good_ci"] = interval_json(f.t_good_ci);
+  j["t_bad_ci"] = interval_json(f.t_bad_ci);
   j["kinds"] = f.kinds_option;
   j["model"] = a.model;
   j["how"] = a.how;

@@ -20,11 +20,6 @@ std::string pvalue(double p) {
 
 std::string interval(const fit::Interval& i) { return fmt::format("[{:.4g}, {:.4g}]", i.low, i.high); }
 
-Json interval_json(const fit::Interval& i) {
-  if (std::isnan(i.low)) return nullptr;
-  return Json::array({i.low, i.high});
-}
-
 std::string read_text(const FitReport& r) {
   std::string out = fmt::format("read: {} ({} file{}, format {}): {} records, {} tasks\n",
                                 r.files.size() == 1 ? r.files.front() : fmt::format("{} files", r.files.size()),
@@ -104,17 +99,15 @@ std::string seconds_text(const fit::SecondsFit& f, const fit::GapData& d) {
   return out;
 }
 
+// NaN and infinite values (not identified, an unbounded end, a check not
+// run) are written as null by dump_json.
 Json seconds_json(const fit::SecondsFit& f, const fit::GapData& d) {
-  const auto ci = [&](const fit::Interval& i) -> Json {
-    if (!f.identified) return nullptr;
-    return Json::array({i.low, std::isinf(i.high) ? Json(nullptr) : Json(i.high)});
-  };
   Json j = {{"identified", f.identified}, {"gaps", f.gaps}, {"untimed", d.untimed}, {"same_start", d.same_start}};
-  j["t_good"] = f.identified ? Json(f.t_good) : Json(nullptr);
-  j["t_bad"] = f.identified ? Json(f.t_bad) : Json(nullptr);
-  j["t_good_ci"] = ci(f.t_good_ci);
-  j["t_bad_ci"] = ci(f.t_bad_ci);
-  j["check_p_value"] = std::isnan(f.check.p_value) ? Json(nullptr) : Json(f.check.p_value);
+  j["t_good"] = f.t_good;
+  j["t_bad"] = f.t_bad;
+  j["t_good_ci"] = interval_json(f.t_good_ci);
+  j["t_bad_ci"] = interval_json(f.t_bad_ci);
+  j["check_p_value"] = f.check.p_value;
   j["options"] = f.identified ? fit::seconds_options(f) : std::string();
   j["note"] = f.note;
   return j;
@@ -168,6 +161,11 @@ std::string hidden_retries_text(const fit::ChainFit& f) {
 }
 
 }  // namespace
+
+Json interval_json(const fit::Interval& i) {
+  if (std::isnan(i.low)) return nullptr;
+  return Json::array({i.low, i.high});
+}
 
 std::string fit_verdict(const fit::ChainFit& f) {
   if (!f.q_identified) {

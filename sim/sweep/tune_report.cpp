@@ -82,7 +82,7 @@ Json tune_point_json(const TunePoint& point) {
   j["success"] = point.success;
   j["mean_requests"] = point.mean_requests;
   j["mean_seconds"] = point.mean_seconds;
-  j["mean_seconds_done"] = std::isnan(point.mean_seconds_done) ? Json(nullptr) : Json(point.mean_seconds_done);
+  j["mean_seconds_done"] = point.mean_seconds_done;  // NaN (not computed) is written as null by dump_json
   j["p99_seconds"] = point.p99_seconds ? Json(*point.p99_seconds) : Json(nullptr);
   j["p99_exact"] = point.p99_method == P99Method::exact;
   j["p99_method"] = std::string(to_string(point.p99_method));

@@ -36,6 +36,10 @@ struct FitReport {
   std::optional<fit::SecondsFit> seconds;
 };
 
+// [low, high], or null when not estimated (NaN low); an infinite end is
+// written as null by dump_json.
+Json interval_json(const fit::Interval& interval);
+
 // "faults are bursty: q = 0.80 [0.77, 0.83] against p = 0.30, LR p < 1e-16"
 std::string fit_verdict(const fit::ChainFit& fit);
 std::string fit_text(const FitReport& report);
