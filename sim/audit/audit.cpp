@@ -60,8 +60,18 @@ Expected expect(const Policy& policy, const Acceptance& accept, const TaskPlan& 
   return e;
 }
 
-// Seconds a wait may fall short of its shortest backoff (clock granularity).
-constexpr double kWaitSlackBelow = 0.05;
+// The retries within calls among the requests both sent and expected.
+std::vector<ObservedRetry> retries_of(const Expected& e, const TaskPlan& plan, const TaskObservation& o) {
+  std::vector<ObservedRetry> out;
+  const std::int64_t m = std::min(e.count, o.sent);
+  for (std::int64_t i = 1; i < m; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const PlannedRequest& failed = plan.requests[u - 1];
+    if (e.before[u].used == 0 || !failed) continue;  // a call's first request
+    out.push_back({o.task, i, e.before[u - 1], e.before[u], *failed, (o.received_ms[u] - o.finished_ms[u - 1]) / 1000.0});
+  }
+  return out;
+}
 
 struct Finding {
   Check check;
@@ -106,18 +116,13 @@ void check_requests(const AuditOptions& opt, const Expected& e, const TaskPlan& 
     }
   }
   if (!opt.check_waits) return;
-  for (std::int64_t i = 1; i < m; ++i) {
-    const auto u = static_cast<std::size_t>(i);
-    const PlannedRequest& failed = plan.requests[u - 1];
-    if (e.before[u].used == 0 || !failed) continue;  // a call's first request
-    // The server's retry-after is not known to the audit: the backoff's window.
-    const RetryWait w = retry_wait(opt.timing, 0.0, e.before[u - 1], e.before[u], *failed);
-    const double waited = (o.received_ms[u] - o.finished_ms[u - 1]) / 1000.0;
-    if (w.accepts(waited, kWaitSlackBelow, opt.wait_tolerance)) continue;
-    out.push_back({Check::wait, i - 1,
+  for (const ObservedRetry& r : retries_of(e, plan, o)) {
+    const WaitWindow w = wait_window(opt.timing, opt.retry_after_wait, opt.wait_tolerance, r);
+    if (w.holds(r.waited)) continue;
+    out.push_back({Check::wait, r.request - 1,
                    fmt::format("request {}: waited {:.3f} s after request {}, expected {:.3f} to {:.3f} s ({} retry {})",
-                               i, waited, i - 1, std::max(w.shortest() - kWaitSlackBelow, 0.0),
-                               w.max + opt.wait_tolerance, w.http ? "HTTP" : "stream", w.retry)});
+                               r.request, r.waited, r.request - 1, std::max(w.low, 0.0), w.high,
+                               w.http ? "HTTP" : "stream", w.retry)});
     break;
   }
 }
@@ -138,7 +143,23 @@ std::vector<std::int64_t> requests_per_call(const TaskPlan& plan, const TaskObse
 
 }  // namespace
 
-TaskAudit audit_task(const AuditOptions& options, const TaskPlan& plan, const TaskObservation& obs) {
+std::vector<ObservedRetry> observed_retries(const Policy& policy, const Acceptance& accept, const TaskPlan& plan,
+                                            const TaskObservation& obs) {
+  return retries_of(expect(policy, accept, plan), plan, obs);
+}
+
+WaitWindow wait_window(const ClientTiming& timing, std::optional<double> retry_after_wait, double tolerance,
+                       const ObservedRetry& retry) {
+  const RetryWait w = retry_wait(timing, 0.0, retry.from, retry.to, retry.after);
+  WaitWindow out{w.shortest() - kWaitSlackBelow, w.max + tolerance, w.http, w.retry};
+  if (w.http && retry.after == FaultKind::http_429 && retry_after_wait)
+    out.low = *retry_after_wait - kWaitSlackBelow, out.high = *retry_after_wait + tolerance;
+  return out;
+}
+
+namespace {
+
+TaskAudit check_task(const AuditOptions& options, const TaskPlan& plan, const TaskObservation& obs) {
   const Expected e = expect(options.policy, options.accept, plan);
   TaskAudit a;
   a.task = obs.task;
@@ -157,7 +178,42 @@ TaskAudit audit_task(const AuditOptions& options, const TaskPlan& plan, const Ta
   }
   const auto length = static_cast<std::int64_t>(plan.requests.size());
   if (blame >= 0) a.blame = plan_name(plan.requests[static_cast<std::size_t>(std::min(blame, length - 1))]);
-  a.finding = finding_of(a, obs);
+  return a;
+}
+
+// The one acceptance (KIND=WORD, a kind among the entries the client was
+// served, not accepted already) under which the task is consistent, if any:
+// what the client does with that kind, said as a finding.
+std::optional<std::pair<FaultKind, Outcome>> explaining(const AuditOptions& options, const TaskPlan& plan,
+                                                        const TaskObservation& obs) {
+  std::array<bool, kFaultKinds> served{};
+  const auto length = std::min<std::int64_t>(obs.sent, static_cast<std::int64_t>(plan.requests.size()));
+  for (std::int64_t i = 0; i < length; ++i)
+    if (const PlannedRequest& r = plan.requests[static_cast<std::size_t>(i)]) served[static_cast<std::size_t>(*r)] = true;
+  AuditOptions trial = options;
+  trial.check_waits = false;
+  for (int k = 0; k < kFaultKinds; ++k) {
+    if (!served[static_cast<std::size_t>(k)] || options.accept[static_cast<std::size_t>(k)]) continue;
+    for (const Outcome word : {Outcome::done, Outcome::hang, Outcome::crash, Outcome::env_error}) {
+      trial.accept = options.accept;
+      trial.accept[static_cast<std::size_t>(k)] = word;
+      if (check_task(trial, plan, obs).consistent()) return std::pair{static_cast<FaultKind>(k), word};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TaskAudit audit_task(const AuditOptions& options, const TaskPlan& plan, const TaskObservation& obs) {
+  TaskAudit a = check_task(options, plan, obs);
+  if (a.consistent()) {
+    a.finding = finding_of(a, obs);
+  } else if (const auto why = explaining(options, plan, obs)) {
+    a.finding = finding_of_acceptance(why->first, why->second);
+  } else {
+    a.finding = finding_of(a, obs);
+  }
   return a;
 }
 

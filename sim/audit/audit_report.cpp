@@ -97,6 +97,53 @@ Json header_json(const RetryHeaderReading& h) {
               {"largest", h.largest >= 0 ? Json(h.largest) : Json(nullptr)}};
 }
 
+// The waits: the schedule fitted (or given) and the retry-after reading (WaitFit).
+std::string wait_lines(const AuditReport& r) {
+  if (!r.waits) return "  waits: not checked (--no-wait-check)\n";
+  const WaitFit& w = *r.waits;
+  const BackoffFit& b = w.best;
+  std::string out = fmt::format(
+      "  waits: {} retr{}; {} {} (--backoff {}{}): {} inside its windows, {} outside\n", w.retries,
+      w.retries == 1 ? "y" : "ies", w.fitted ? "fitted backoff" : "the backoff given,", describe_backoff(b.backoff),
+      to_string(b.backoff), w.fitted ? fmt::format(", {} parameter{}", b.parameters, b.parameters == 1 ? "" : "s") : "",
+      b.explained, w.outside);
+  const RetryAfterReading& ra = w.retry_after;
+  if (ra.retries == 0) return out;
+  const RetryAfterSent& sent = r.obs->retry_after;
+  const auto said = [](std::optional<double> s) { return s ? fmt::format("{:g} s", *s) : std::string("not sent"); };
+  out += fmt::format("  retry-after: {} retr{} of a 429 (retry-after {}, retry-after-ms {}); waits likeliest under the "
+                     "backoff {}, retry-after {}, retry-after-ms {}: the client waits {}{}\n",
+                     ra.retries, ra.retries == 1 ? "y" : "ies", said(sent.retry_after), said(sent.retry_after_ms),
+                     ra.backoff, ra.retry_after, ra.retry_after_ms,
+                     ra.use == RetryAfterUse::backoff ? "its backoff" : to_string(ra.use),
+                     ra.told_apart ? "" : " (no wait tells them apart)");
+  return out;
+}
+
+Json waits_json(const AuditReport& r) {
+  if (!r.waits) return Json{{"checked", false}};
+  const WaitFit& w = *r.waits;
+  const RetryAfterReading& ra = w.retry_after;
+  const RetryAfterSent& sent = r.obs->retry_after;
+  const auto seconds = [](std::optional<double> s) { return s ? Json(*s) : Json(nullptr); };
+  return Json{{"checked", true},
+              {"fitted", w.fitted},
+              {"retries", w.retries},
+              {"backoff", to_string(w.best.backoff)},
+              {"family", describe_backoff(w.best.backoff)},
+              {"parameters", w.best.parameters},
+              {"inside", w.best.explained},
+              {"outside", w.outside},
+              {"retry_after", Json{{"sent", Json{{"retry_after", seconds(sent.retry_after)},
+                                                 {"retry_after_ms", seconds(sent.retry_after_ms)}}},
+                                   {"retries_of_429", ra.retries},
+                                   {"likeliest", Json{{"backoff", ra.backoff},
+                                                   {"retry_after", ra.retry_after},
+                                                   {"retry_after_ms", ra.retry_after_ms}}},
+                                   {"use", std::string(to_string(ra.use))},
+                                   {"told_apart", ra.told_apart}}}};
+}
+
 std::string counts_text(const std::array<std::int64_t, kOutcomes>& counts) {
   std::string out;
   for (int o = 0; o < kOutcomes; ++o)
@@ -191,7 +238,7 @@ std::string audit_summary(const AuditReport& r) {
   const Observations& obs = *r.obs;
   std::string out = fmt::format("relsim audit: {} against {} ({} tasks, n = {} calls)\n", r.log_path, r.plan_path,
                                 obs.plan_tasks, res.policy.n);
-  out += policy_lines(r) + header_line(obs.header);
+  out += policy_lines(r) + header_line(obs.header) + wait_lines(r);
   if (const std::string accepted = to_string(res.accept); !accepted.empty())
     out += fmt::format("  accepted as the client's rules (--accept): {}\n", accepted);
   out += fmt::format("  tasks: {} audited, {} not run, {} with no outcome to check\n", obs.tasks.size(), obs.not_run,
@@ -251,6 +298,7 @@ Json audit_json(const AuditReport& r) {
       {"closest", closest},
       {"headline_rule", r.infer ? Json(kHeadlineRule) : Json(nullptr)},
       {"retry_header", header_json(obs.header)},
+      {"waits", waits_json(r)},
       {"accepted", to_string(res.accept)},
       {"amplification", amp ? Json(*amp) : Json()},
       {"hangs", res.hangs},

@@ -68,6 +68,28 @@ std::string finding_of(const TaskAudit& a, const TaskObservation& o) {
   return line + " (" + kind + ")";
 }
 
+std::string finding_of_acceptance(FaultKind kind, Outcome word) {
+  const std::string k(to_string(kind));
+  std::string line;
+  switch (word) {
+    case Outcome::done: line = accepted_as_done(k); break;
+    case Outcome::hang:
+      line = kind == FaultKind::stall ? "a stalled stream hung the task: the client has no idle timeout"
+             : kind == FaultKind::slow_headers
+                 ? "slow headers hung the task: the client has no header timeout"
+                 : fmt::format("the task hung on {}: the client waits for what never comes", a_(k));
+      break;
+    case Outcome::crash:
+      line = fmt::format("{} escaped the loop as an exception (crash): the client does not end the task cleanly on it",
+                         a_(k));
+      break;
+    default:
+      line = fmt::format("{} ended the task ({}) at once: the client neither retries it nor crashes on it", a_(k),
+                         to_string(word));
+  }
+  return fmt::format("{} ({}; --accept {}={})", line, k, k, to_string(word));
+}
+
 Acceptance parse_acceptance(std::string_view spec) {
   Acceptance out{};
   const auto fail = [&](std::string_view part, const std::string& why) {

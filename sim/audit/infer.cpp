@@ -20,6 +20,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/audit/audit.hpp"
+#include "relsim/audit/wait_fit.hpp"
 #include "audit/accepting_runner.hpp"
 
 namespace relsim {
@@ -69,14 +70,16 @@ int free_parameters(const Policy& p) {
   return p.kind == PolicyKind::simple ? 1 : p.kind == PolicyKind::budgeted ? 3 : 2;
 }
 
-void choose_headline(const Plan& plan, const Observations& obs, const AuditOptions& options, InferResult& result) {
+void choose_headline(const Plan& plan, const Observations& obs, const AuditOptions& options, InferResult& result,
+                     bool fit_backoff) {
   result.wait_mismatches.assign(result.consistent.size(), 0);
   result.headline = 0;
   if (result.consistent.size() < 2 || !options.check_waits) return;
   AuditOptions each = options;
   for (std::size_t i = 0; i < result.consistent.size(); ++i) {
     each.policy = result.consistent[i];
-    result.wait_mismatches[i] = run_audit(plan, obs, each).by_check[static_cast<std::size_t>(Check::wait)];
+    const AuditOptions timed = with_waits(each, fit_waits(plan, obs, each, fit_backoff));
+    result.wait_mismatches[i] = run_audit(plan, obs, timed).by_check[static_cast<std::size_t>(Check::wait)];
   }
   const auto key = [&](std::size_t i) {
     return std::tuple{result.wait_mismatches[i], free_parameters(result.consistent[i]), i};

@@ -100,6 +100,16 @@ TaskObservation observe_task(std::int64_t task, const std::vector<const RequestL
   return o;
 }
 
+// The log header's "retry_after" / "retry_after_ms" (strings, as sent), in
+// seconds; nullopt when absent, null or not a non-negative number.
+std::optional<double> header_seconds(const Json& header, const char* key, double unit) {
+  const auto it = header.find(key);
+  if (it == header.end() || !it->is_string()) return std::nullopt;
+  const auto v = parse_number<double>(it->get<std::string>());
+  if (!v || !(*v >= 0.0)) return std::nullopt;
+  return *v * unit;
+}
+
 }  // namespace
 
 int expected_retry_header(int http, int inner) { return inner < 0 ? http : http % (inner + 1); }
@@ -134,6 +144,7 @@ Observations observe(const Plan& plan, const RequestLog& log, const std::vector<
   check_same_plan(plan, log);
   Observations out;
   out.plan_tasks = static_cast<std::int64_t>(plan.tasks.size());
+  out.retry_after = {header_seconds(log.header, "retry_after", 1.0), header_seconds(log.header, "retry_after_ms", 1e-3)};
   const auto reports = last_reports(log, overrides, out.plan_tasks, outcomes_where);
   std::vector<const RequestLine*> indexed;
   indexed.reserve(log.requests.size());

@@ -1,4 +1,5 @@
 // relsim audit: check what any client did against a plan, task by task (docs/audit.md).
+#include <algorithm>
 #include <iostream>
 #include <utility>
 
@@ -8,6 +9,7 @@
 #include "relsim/core/files.hpp"
 #include "relsim/audit/audit.hpp"
 #include "relsim/audit/audit_report.hpp"
+#include "relsim/audit/wait_fit.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_rules.hpp"
 #include "cli/require_option.hpp"
@@ -22,6 +24,8 @@ struct AuditArgs {
   long long n = 0;
   bool infer = false, json = false, per_task = false, no_wait_check = false;
   bool no_retry_header = false;
+  std::string backoff;  // --backoff SPEC
+  std::vector<CLI::Option*> backoff_opts;  // --backoff, --backoff-base, --backoff-cap: none given, fitted from the log
   int inner_retries = -1;  // --inner-retries; -1: read from the log
   std::string accept;      // --accept KIND=WORD,...
   std::string require;  // --require: thresholds for CI
@@ -50,6 +54,9 @@ int run_audit_command(const AuditArgs& a) {
   options.wait_tolerance = a.wait_tolerance;
   options.check_waits = !a.no_wait_check;
   if (!a.accept.empty()) options.accept = parse_acceptance(a.accept);
+  if (!a.backoff.empty()) options.timing.backoff_schedule = parse_backoff(a.backoff);
+  const bool fit_backoff =
+      std::none_of(a.backoff_opts.begin(), a.backoff_opts.end(), [](const CLI::Option* o) { return o->count() > 0; });
   validate(options.timing);
   const Plan plan = read_plan(a.plan);
   check_auditable(plan, a.plan);
@@ -64,12 +71,16 @@ int run_audit_command(const AuditArgs& a) {
   Observations obs = observe(plan, log, a.outcomes.empty() ? nullptr : &overrides, n, a.outcomes);
   if (a.no_retry_header) read_retry_header(obs, RetryHeaderMode::off);
   else if (a.inner_retries >= 0) read_retry_header(obs, RetryHeaderMode::given, a.inner_retries);
-  AuditReport report{a.plan, a.log, &obs, nullptr, std::nullopt};
+  AuditReport report{a.plan, a.log, &obs, nullptr, std::nullopt, std::nullopt};
   if (a.infer) {
     report.infer = infer_policy(plan, obs, n, options.accept);
-    choose_headline(plan, obs, options, *report.infer);
+    choose_headline(plan, obs, options, *report.infer, fit_backoff);
     options.policy = report.infer->consistent.empty() ? report.infer->closest.front()
                                                       : report.infer->consistent[report.infer->headline];
+  }
+  if (options.check_waits) {
+    report.waits = fit_waits(plan, obs, options, fit_backoff);
+    options = with_waits(options, *report.waits);
   }
   const AuditResult result = run_audit(plan, obs, options);
   report.result = &result;
@@ -121,13 +132,19 @@ Runner add_audit(CLI::App& app) {
   cmd->add_flag("--per-task", a->per_task,
                 "after the summary, one row per audited task; with --json, the key \"per_task\" (the --out CSV's rows)");
   cmd->add_option("--out", a->out, "write one CSV row per audited task to this file (written atomically)");
-  cmd->add_option("--backoff-base", a->timing.backoff_schedule.base,
-                  "the client's backoff before retry k: min(base 2^k, cap) (1 - U/4), seconds, >= 0")
-      ->capture_default_str();
-  cmd->add_option("--backoff-cap", a->timing.backoff_schedule.cap, "largest backoff, seconds, >= 0")->capture_default_str();
+  auto* backoff = cmd->add_option("--backoff", a->backoff,
+                                  "check the waits against this schedule instead of fitting one from the log: sdk, "
+                                  "exp:BASE,CAP,JITTER, list:W1,W2,... or none (docs/audit.md, Waits)");
+  check_value<std::string>(backoff, [](const std::string& text) { parse_backoff(text); });
+  auto* base = cmd->add_option("--backoff-base", a->timing.backoff_schedule.base,
+                               "check against min(base 2^k, cap) (1 - U/4) seconds instead of fitting; base >= 0");
+  auto* cap = cmd->add_option("--backoff-cap", a->timing.backoff_schedule.cap,
+                              "with --backoff-base: the largest backoff, seconds, >= 0 (default 8)");
+  for (CLI::Option* o : {base, cap}) refuse_with(backoff, o, "--backoff and --backoff-base/--backoff-cap both given: choose one");
+  a->backoff_opts = {backoff, base, cap};
   cmd->add_option("--time-scale", a->timing.time_scale, "multiplies every backoff, > 0")->capture_default_str();
   cmd->add_option("--wait-tolerance", a->wait_tolerance,
-                  "seconds a wait may exceed its backoff w (accepted: [0.75 w - 0.05, w + tolerance]), >= 0")
+                  "seconds a wait may exceed its backoff w (accepted: [(1 - jitter) w - 0.05, w + tolerance]), >= 0")
       ->capture_default_str();
   cmd->add_flag("--no-wait-check", a->no_wait_check, "do not check the waits between retries");
   auto* inner = cmd->add_option("--inner-retries", a->inner_retries,

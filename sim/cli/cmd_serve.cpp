@@ -23,6 +23,7 @@ struct ServeArgs {
   int port = 0;
   int threads = 1;
   std::string retry_after = "0";
+  std::string retry_after_ms;
   std::string plan;
   std::string log;
   // Outage mode.
@@ -75,6 +76,7 @@ int run_serve(const ServeArgs& a) {
   config.port = a.port;
   config.threads = a.threads;
   config.retry_after = a.retry_after;
+  config.retry_after_ms = a.retry_after_ms;
   config.log_path = a.log;
   config.outage = outage_config(a);
   config.provider = provider_config(a);
@@ -148,6 +150,8 @@ Runner add_serve(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "threads serving connections, in [1, 64]")->capture_default_str();
   cmd->add_option("--retry-after", args->retry_after, "retry-after header of http_429 replies, seconds")
       ->capture_default_str();
+  cmd->add_option("--retry-after-ms", args->retry_after_ms,
+                  "also send retry-after-ms on http_429 replies, milliseconds (the SDKs read it first); default: not sent");
   auto* plan = cmd->add_option("--plan", args->plan, "load every task's script from this plan file (relsim plan)");
   cmd->add_option("--log", args->log,
                   "write the request log (JSON Lines, for relsim audit) to this file, line by line; "

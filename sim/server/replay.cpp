@@ -59,7 +59,10 @@ net::awaitable<Outcome> error_status(Connection& conn, std::int64_t task, const 
   const FaultKind kind = p.entry.fault;
   const wire::HttpError err = wire::http_error(kind);
   wire::Headers extra = p.headers;
-  if (kind == FaultKind::http_429) extra.emplace_back("retry-after", conn.state().config().retry_after);
+  if (kind == FaultKind::http_429) {
+    extra.emplace_back("retry-after", conn.state().config().retry_after);
+    if (const std::string& ms = conn.state().config().retry_after_ms; !ms.empty()) extra.emplace_back("retry-after-ms", ms);
+  }
   if (kind == FaultKind::http_529) extra.emplace_back("x-should-retry", "true");
   const bool ok = co_await conn.write(wire::json_response(err.status, wire::error_body(err.type, err.message),
                                                           wire::request_id(task, p.index), keep, extra));

@@ -145,7 +145,8 @@ Server::Server(ServerConfig config, const Plan* plan) {
   if (!impl_->state.config().log_path.empty()) impl_->state.journal().open_file(impl_->state.config().log_path);
   if (plan) load_plan(*plan);
   impl_->listen();
-  impl_->state.journal().write_header(port(), plan ? std::optional<std::size_t>(plan->tasks.size()) : std::nullopt);
+  impl_->state.journal().write_header(port(), plan ? std::optional<std::size_t>(plan->tasks.size()) : std::nullopt,
+                                      impl_->state.config().retry_after, impl_->state.config().retry_after_ms);
   impl_->start_serving();
 }
 

@@ -159,19 +159,30 @@ Json to_json(const TaskLog& log) {
   return Json{{"task", log.task}, {"requests", std::move(requests)}, {"dropped", log.dropped}};
 }
 
+namespace {
+
+// A header value the SDKs parse as a number: a non-negative decimal, digits
+// with at most one inner dot, at most 32 bytes.
+void check_decimal(const std::string& text, const char* name, const char* unit, const char* example) {
+  const auto dot = text.find('.');
+  const bool ok = !text.empty() && text.size() <= 32 && text.front() != '.' && text.back() != '.' &&
+                  text.find('.', dot == std::string::npos ? text.size() : dot + 1) == std::string::npos &&
+                  std::all_of(text.begin(), text.end(),
+                              [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) || ch == '.'; });
+  if (!ok)
+    throw InputError(fmt::format("{} = '{}' is not a number of {}: give a non-negative decimal such as {}", name, text,
+                                 unit, example));
+}
+
+}  // namespace
+
 void validate(const ServerConfig& c) {
   if (c.port < 0 || c.port > 65535)
     throw InputError(fmt::format("port = {} is out of range: it must be in [0, 65535] (0: pick a free one)", c.port));
   if (c.threads < 1 || c.threads > 64)
     throw InputError(fmt::format("threads = {} is out of range: it must be in [1, 64]", c.threads));
-  const std::string& ra = c.retry_after;
-  const auto dot = ra.find('.');
-  const bool digits_ok = !ra.empty() && ra.size() <= 32 && ra.front() != '.' && ra.back() != '.' &&
-                         ra.find('.', dot == std::string::npos ? ra.size() : dot + 1) == std::string::npos &&
-                         std::all_of(ra.begin(), ra.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) || ch == '.'; });
-  if (!digits_ok)
-    throw InputError(fmt::format("retry-after = '{}' is not a number of seconds: give a non-negative decimal such as 0 or 1.5",
-                                 ra));
+  check_decimal(c.retry_after, "retry-after", "seconds", "0 or 1.5");
+  if (!c.retry_after_ms.empty()) check_decimal(c.retry_after_ms, "retry-after-ms", "milliseconds", "0 or 2500");
   auto positive = [](std::chrono::milliseconds t, const char* name) {
     if (t.count() < 1 || t.count() > 3'600'000)
       throw InputError(fmt::format("{} = {} ms is out of range: it must be in [1, 3600000] ms", name, t.count()));

@@ -59,7 +59,7 @@ TEST(AuditCli, FindingsSayWhatTheLoopDoesAndAcceptedOnesLeaveTheRest) {
   const auto j = nlohmann::json::parse(all.out);
   ASSERT_EQ(j["mismatches"]["findings"].size(), 3U);
   EXPECT_EQ(j["mismatches"]["findings"][1]["finding"],
-            "a stalled stream hung the task: the client has no idle timeout (stall)");
+            "a stalled stream hung the task: the client has no idle timeout (stall; --accept stall=hang)");
   std::vector<std::string> accepted = base;
   accepted.insert(accepted.end(), {"--accept", "overloaded=crash,stall=hang"});
   const RunResult some = audit(accepted);
@@ -102,8 +102,8 @@ TEST(AuditCli, AgainstLayeredTheNaiveLoopMismatchesWithJsonAndCsv) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"tasks", "mismatches", "policy", "consistent", "closest", "headline_rule",
-                                            "retry_header", "accepted", "amplification", "hangs", "outcomes",
-                                            "requests"}));
+                                            "retry_header", "waits", "accepted", "amplification", "hangs",
+                                            "outcomes", "requests"}));
   EXPECT_EQ(j["policy"], nlohmann::ordered_json::parse(R"({"policy": "layered", "s": 2, "r": 2, "B": null})"));
   EXPECT_TRUE(j["consistent"].empty());
   // Slow headers x9: 9 sent where layered sends 3; the overloaded crash and the

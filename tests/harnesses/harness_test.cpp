@@ -17,8 +17,9 @@
 // Nothing here times anything against a clock that load can stretch: the
 // waits between retries are checked for their lower bound only (no retry
 // before its backoff: load only makes waits longer), with an upper
-// tolerance of 1000 s; the audit with the default 0.5 s tolerance is
-// recorded as a property.
+// tolerance of 1000 s (5 s for the frameworks, whose fitted schedule is
+// asserted); the audit with the default 0.5 s tolerance is recorded as a
+// property.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -33,6 +34,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "relsim/core/time_model.hpp"
 
 #include "support/files.hpp"
 #include "support/npm_install.hpp"
@@ -85,7 +88,8 @@ struct Session {
 // JSON Lines themselves; `extra` goes last on the harness's command line (so
 // it overrides kHarnessOptions); `seconds` bounds the harness's run.
 Session run_session(const std::string& name, const std::string& plan_args, std::vector<std::string> harness,
-                    const std::vector<std::string>& extra = {}, int seconds = 150) {
+                    const std::vector<std::string>& extra = {}, int seconds = 150,
+                    const std::vector<std::string>& serve_extra = {}) {
   Session s;
   const fs::path work = build_dir() / "harnesses" / "runs";
   fs::create_directories(work);
@@ -102,8 +106,10 @@ Session run_session(const std::string& name, const std::string& plan_args, std::
     if (plan.code != 0) return s;
   }
 
-  relsim::test::Background serve(
-      {relsim::test::relsim_exe(), "serve", "--plan", s.plan.string(), "--port", "0", "--log", s.log.string()});
+  std::vector<std::string> serve_argv = {relsim::test::relsim_exe(), "serve", "--plan", s.plan.string(), "--port", "0",
+                                         "--log", s.log.string()};
+  serve_argv.insert(serve_argv.end(), serve_extra.begin(), serve_extra.end());
+  relsim::test::Background serve(serve_argv);
   const std::string banner = serve.read_line(10);
   const int port = relsim::test::port_from_banner(banner);
   EXPECT_GT(port, 0) << banner;
@@ -232,7 +238,7 @@ void expect_reference(const Session& s, const std::string& policy, int hs, int r
   EXPECT_EQ(at(inferred.j, "/tasks/not_run"), json(0)) << inferred.j.dump();
   EXPECT_EQ(at(inferred.j, "/requests/exhausted"), json(0)) << inferred.j.dump();
   // No retry came before its backoff (the lower bound holds whatever the load).
-  const Audit early = audit(s, as + " --wait-tolerance 1000");
+  const Audit early = audit(s, as + " --backoff sdk --wait-tolerance 1000");
   EXPECT_EQ(at(early.j, "/mismatches/by_check/wait"), json(0)) << early.j.dump();
   const Audit timed = audit(s, as);  // with the default upper tolerance: recorded, not asserted
   ::testing::Test::RecordProperty("wait_mismatches", at(timed.j, "/mismatches/by_check/wait").dump());
@@ -295,17 +301,10 @@ TEST(Harnesses, SdkAloneIsNaiveWithoutStreamRetries) {
 // retries. A stream without message_stop is taken as the answer: the audit's
 // finding says so, and accepting it (--accept no_stop=done) leaves naive
 // s = 6, r = 0 consistent with every task, named in the headline.
-std::string langchain_plan() {
-  std::vector<std::vector<std::string>> tasks;
-  for (int i = 0; i < 4; ++i) {
-    std::vector<std::string> t(9, "http_529");
-    t.insert(t.end(), {"ok", "ok"});
-    tasks.push_back(t);
-  }
-  for (int i = 0; i < 4; ++i) tasks.push_back({"http_500", "http_500", "ok", "ok"});
-  for (const char* kind : {"overloaded", "overloaded", "cut", "cut", "stall", "no_stop", "no_stop"})
-    tasks.push_back({kind, "ok", "ok"});
-  for (int i = 0; i < 5; ++i) tasks.push_back({"ok", "ok"});
+using TaskList = std::vector<std::vector<std::string>>;
+
+// A scripted plan with n = 2 as JSON Lines.
+std::string scripted_plan(const TaskList& tasks) {
   std::string out = "{\"relsim_plan\": 1, \"tasks\": " + std::to_string(tasks.size()) +
                     ", \"source\": \"scripted\", \"n\": 2, \"b\": 0, \"g\": 0}\n";
   for (std::size_t i = 0; i < tasks.size(); ++i) {
@@ -316,6 +315,25 @@ std::string langchain_plan() {
   return out;
 }
 
+// `pinned` tasks with `faults` http_529s in a row, then two good answers.
+void add_pinned(TaskList& tasks, int pinned, int faults) {
+  for (int i = 0; i < pinned; ++i) {
+    std::vector<std::string> t(static_cast<std::size_t>(faults), "http_529");
+    t.insert(t.end(), {"ok", "ok"});
+    tasks.push_back(t);
+  }
+}
+
+std::string langchain_plan() {
+  TaskList tasks;
+  add_pinned(tasks, 4, 9);
+  for (int i = 0; i < 4; ++i) tasks.push_back({"http_500", "http_500", "ok", "ok"});
+  for (const char* kind : {"overloaded", "overloaded", "cut", "cut", "stall", "no_stop", "no_stop"})
+    tasks.push_back({kind, "ok", "ok"});
+  for (int i = 0; i < 5; ++i) tasks.push_back({"ok", "ok"});
+  return scripted_plan(tasks);
+}
+
 TEST(Harnesses, LangChainIsNaiveSixAroundAnSdkWithNoRetries) {
   fs::path dir;
   RELSIM_NEED_SDK(dir);
@@ -323,23 +341,111 @@ TEST(Harnesses, LangChainIsNaiveSixAroundAnSdkWithNoRetries) {
   const Session s = run_session("langchain", langchain_plan(), {"node", "langchain_loop.mjs"}, {"--hang-after", "70"}, 240);
   EXPECT_EQ(s.harness.code, 0) << tail(s.harness.out + s.harness.err);
   EXPECT_EQ(s.server_code, 0);
-  const Audit raw = audit(s, "--infer --no-wait-check");
+  const Audit raw = audit(s, "--infer");
   ASSERT_TRUE(raw.j.is_object()) << raw.err;
   EXPECT_EQ(at(raw.j, "/retry_header/largest"), json(0)) << raw.j.dump();
   EXPECT_EQ(at(raw.j, "/retry_header/inner_retries"), json(0)) << raw.j.dump();
   // Without accepting it, the two no_stop tasks are the only departure, and said in words.
   EXPECT_EQ(at(raw.j, "/mismatches/total"), json(2)) << raw.j.dump();
   EXPECT_EQ(at(raw.j, "/mismatches/findings/0/finding"),
-            json("a stream without message_stop was reported as done: the client accepts a truncated answer (no_stop)"))
+            json("a stream without message_stop was reported as done: the client accepts a truncated answer (no_stop; "
+                 "--accept no_stop=done)"))
       << raw.j.dump();
-  const Audit accepted = audit(s, "--infer --no-wait-check --accept no_stop=done");
+  const Audit accepted = audit(s, "--infer --accept no_stop=done --wait-tolerance 5");
   ASSERT_TRUE(accepted.j.is_object()) << accepted.err;
+  // Its waits, (1 + U) 1 s 2^k with no cap (p-retry's randomize), fitted from
+  // the 32 retries: exp:2,cap,0.5 in --backoff's terms.
+  EXPECT_EQ(at(accepted.j, "/waits/backoff"), json("exp:2,1000000000,0.5")) << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/waits/outside"), json(0)) << accepted.j.dump();
   EXPECT_EQ(accepted.code, 0) << accepted.err;
   EXPECT_EQ(at(accepted.j, "/mismatches/total"), json(0)) << accepted.j.dump();
   EXPECT_EQ(at(accepted.j, "/policy"), json::parse(R"({"policy": "naive", "s": 6, "r": 0, "B": null})"))
       << accepted.j.dump();
   EXPECT_EQ(at(accepted.j, "/hangs"), json(1)) << accepted.j.dump();
   std::cout << "langchain audit --infer --accept no_stop=done: " << accepted.j.dump() << "\n";
+}
+
+// The Vercel AI SDK (docs/audit.md, Frameworks, as their source says): a
+// 529 pinned on 3 requests (its 2 retries, then RetryError), a 500 then a
+// 503, 429s whose retry-after-ms (0.3 s) differs from retry-after (1 s) and
+// from its 2 s backoff, one task of each in-stream fault (none retried), and
+// slow headers, which nothing in it times out. A cut is what tells layered
+// s = 2, r = 0 from simple r = 2 (which would retry it).
+std::string ai_sdk_plan() {
+  TaskList tasks;
+  add_pinned(tasks, 4, 3);
+  for (int i = 0; i < 3; ++i) tasks.push_back({"http_500", "http_503", "ok", "ok"});
+  for (int i = 0; i < 3; ++i) tasks.push_back({"http_429", "ok", "ok"});
+  for (const char* kind : {"cut", "cut", "overloaded", "malformed", "stall", "no_stop", "slow_headers"})
+    tasks.push_back({kind, "ok", "ok"});
+  for (int i = 0; i < 3; ++i) tasks.push_back({"ok", "ok"});
+  return scripted_plan(tasks);
+}
+
+TEST(Harnesses, AiSdkIsLayeredTwoZeroWithItsOwnBackoffAndRetryAfterMs) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  const Session s = run_session("ai_sdk", ai_sdk_plan(), {"node", "ai_sdk_loop.mjs"}, {}, 150,
+                                {"--retry-after", "1", "--retry-after-ms", "300"});
+  EXPECT_EQ(s.harness.code, 0) << tail(s.harness.out + s.harness.err);
+  EXPECT_EQ(s.server_code, 0);
+  const Audit raw = audit(s, "--infer");
+  ASSERT_TRUE(raw.j.is_object()) << raw.err;
+  EXPECT_EQ(at(raw.j, "/retry_header/sent"), json(0)) << raw.j.dump();  // it sends none
+  EXPECT_EQ(at(raw.j, "/mismatches/total"), json(2)) << raw.j.dump();
+  const Audit accepted = audit(s, "--infer --accept no_stop=done,slow_headers=hang --wait-tolerance 5");
+  ASSERT_TRUE(accepted.j.is_object()) << accepted.err;
+  EXPECT_EQ(accepted.code, 0) << accepted.err;
+  EXPECT_EQ(at(accepted.j, "/mismatches/total"), json(0)) << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/policy"), json::parse(R"({"policy": "layered", "s": 2, "r": 0, "B": null})"))
+      << accepted.j.dump();
+  // 2 s then 4 s, no jitter: exp:2 with no cap, or, when the client's own
+  // delay past them is steady (tens of ms), the list of the two waits.
+  const relsim::Backoff fitted = relsim::parse_backoff(at(accepted.j, "/waits/backoff").get<std::string>());
+  EXPECT_NEAR(fitted.max_wait(0), 2.0, 0.1) << accepted.j.dump();
+  EXPECT_NEAR(fitted.max_wait(1), 4.0, 0.1) << accepted.j.dump();
+  EXPECT_EQ(fitted.jitter_fraction(), 0.0) << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/waits/outside"), json(0)) << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/waits/retry_after/use"), json("retry-after-ms")) << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/waits/retry_after/retries_of_429"), json(3)) << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/waits/retry_after/told_apart"), json(true)) << accepted.j.dump();
+  std::cout << "ai sdk audit --infer --accept no_stop=done,slow_headers=hang: " << accepted.j.dump() << "\n";
+}
+
+// LlamaIndex.TS: no retry layer of its own around the official SDK it builds
+// with maxRetries 10: a 529 pinned on 11 requests (about 50 s of the SDK's
+// backoff), a 500 then a reset, 429s with retry-after 1 s (which the SDK
+// honours over its 0.5 s backoff), and one task of each in-stream fault.
+std::string llamaindex_plan() {
+  TaskList tasks;
+  add_pinned(tasks, 2, 11);
+  for (int i = 0; i < 2; ++i) tasks.push_back({"http_500", "reset", "ok", "ok"});
+  for (int i = 0; i < 2; ++i) tasks.push_back({"http_429", "ok", "ok"});
+  for (const char* kind : {"cut", "overloaded", "malformed", "stall", "no_stop", "slow_headers"})
+    tasks.push_back({kind, "ok", "ok"});
+  for (int i = 0; i < 2; ++i) tasks.push_back({"ok", "ok"});
+  return scripted_plan(tasks);
+}
+
+TEST(Harnesses, LlamaIndexIsNaiveTenOnTheSdksOwnLoop) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  const Session s = run_session("llamaindex", llamaindex_plan(), {"node", "llamaindex_loop.mjs"}, {"--hang-after", "12"},
+                                180, {"--retry-after", "1"});
+  EXPECT_EQ(s.harness.code, 0) << tail(s.harness.out + s.harness.err);
+  EXPECT_EQ(s.server_code, 0);
+  const Audit accepted = audit(s, "--infer --accept no_stop=done --wait-tolerance 5");
+  ASSERT_TRUE(accepted.j.is_object()) << accepted.err;
+  EXPECT_EQ(accepted.code, 0) << accepted.err;
+  EXPECT_EQ(at(accepted.j, "/mismatches/total"), json(0)) << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/policy"), json::parse(R"({"policy": "naive", "s": 10, "r": 0, "B": null})"))
+      << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/retry_header/largest"), json(10)) << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/waits/backoff"), json("sdk")) << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/waits/outside"), json(0)) << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/waits/retry_after/use"), json("retry-after")) << accepted.j.dump();
+  EXPECT_EQ(at(accepted.j, "/hangs"), json(1)) << accepted.j.dump();
+  std::cout << "llamaindex audit --infer --accept no_stop=done: " << accepted.j.dump() << "\n";
 }
 
 TEST(Harnesses, StdlibPythonLoopIsSimple) {

@@ -129,7 +129,8 @@ TEST(ControlLog, EachRequestIsOneLineWithEveryFieldAndTheFileEqualsGetControlLog
   EXPECT_EQ(read_file(file), log.body);  // the same lines, in the same order, already on disk
   const auto lines = json_lines(log.body);
   ASSERT_EQ(lines.size(), 6u) << log.body;
-  EXPECT_EQ(lines[0], (Json{{"relsim_log", 1}, {"port", server.port()}, {"plan_tasks", 2}}));
+  EXPECT_EQ(lines[0], (Json{{"relsim_log", 1}, {"port", server.port()}, {"plan_tasks", 2}, {"retry_after", "0"},
+                           {"retry_after_ms", nullptr}}));
   const Json& first = lines[1];
   std::vector<std::string> keys;
   for (const auto& [k, v] : first.items()) keys.push_back(k);
@@ -294,7 +295,8 @@ TEST(ServeLog, SigtermWritesTheHeldStallAsStoppedAndEveryRequestOnce) {
   EXPECT_FALSE(serve.signaled());
   const auto lines = json_lines(read_file(log));
   ASSERT_FALSE(lines.empty());
-  EXPECT_EQ(lines[0], (Json{{"relsim_log", 1}, {"port", port}, {"plan_tasks", 3}}));
+  EXPECT_EQ(lines[0], (Json{{"relsim_log", 1}, {"port", port}, {"plan_tasks", 3}, {"retry_after", "0"},
+                           {"retry_after_ms", nullptr}}));
   const auto requests = requests_of(lines);
   ASSERT_EQ(requests.size(), 5u) << read_file(log);
   std::set<std::tuple<std::int64_t, std::int64_t, int>> seen;  // (task, index, status)

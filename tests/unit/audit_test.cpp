@@ -539,10 +539,10 @@ TEST(AuditFindings, EachMismatchSaysWhatItMeansAndAcceptingItLeavesNone) {
   const AuditResult before = run_audit(plan, obs, options);
   ASSERT_EQ(before.mismatches, 3);
   EXPECT_EQ(before.tasks[0].finding,
-            "a stream without message_stop was reported as done: the client accepts a truncated answer (no_stop)");
-  EXPECT_EQ(before.tasks[1].finding, "a stalled stream hung the task: the client has no idle timeout (stall)");
+            "a stream without message_stop was reported as done: the client accepts a truncated answer (no_stop; --accept no_stop=done)");
+  EXPECT_EQ(before.tasks[1].finding, "a stalled stream hung the task: the client has no idle timeout (stall; --accept stall=hang)");
   EXPECT_EQ(before.tasks[2].finding,
-            "a cut escaped the loop as an exception (crash): the client does not end the task cleanly on it (cut)");
+            "a cut escaped the loop as an exception (crash): the client does not end the task cleanly on it (cut; --accept cut=crash)");
   EXPECT_EQ(before.by_finding.size(), 3U);
   options.accept = parse_acceptance("no_stop=done,stall=hang,cut=crash");
   EXPECT_EQ(run_audit(plan, obs, options).mismatches, 0);

@@ -11,10 +11,12 @@
 //                ("done" with fewer good requests than n is partial_done; no
 //                report with the last request still open at shutdown, or a
 //                stall the client never retried, is hang)
-//   wait         each retry within a call came after the policy's backoff
-//                (retry_wait.hpp): w = the schedule's max_wait(k) time_scale
-//                (min(base 2^k, cap) time_scale by default), accepted in
-//                [(1 - jitter) w - 0.05 s, w + tolerance] (jitter 0.25 by default)
+//   wait         each retry within a call came after the client's backoff
+//                (retry_wait.hpp): w = the schedule's max_wait(k) time_scale,
+//                accepted in [(1 - jitter) w - 0.05 s, w + tolerance]; after
+//                an http_429, the retry-after the client honours instead (a
+//                window [h - 0.05 s, h + tolerance]). The schedule and the
+//                retry-after are given or fitted from the log (wait_fit.hpp)
 //   retry_count  x-stainless-retry-count, where sent, equals the HTTP-layer
 //                retries the policy has used in the round (0, 1, 2 ...), modulo
 //                the SDK's own layer (RetryHeaderReading below): the header
@@ -81,8 +83,17 @@ struct RetryHeaderReading {
 // retries in the round: http mod (inner + 1); http itself when inner < 0.
 int expected_retry_header(int http, int inner);
 
+// The retry-after headers the server sent with every http_429 (the log's
+// header: relsim serve --retry-after, --retry-after-ms), in seconds; nullopt
+// when not sent or not recorded (a log from before they were).
+struct RetryAfterSent {
+  std::optional<double> retry_after;
+  std::optional<double> retry_after_ms;
+};
+
 struct Observations {
   std::int64_t plan_tasks = 0;
+  RetryAfterSent retry_after;
   std::int64_t not_run = 0;   // plan tasks with no request and no outcome
   std::int64_t refused = 0;   // requests refused before taking an index (405, 400)
   std::vector<TaskObservation> tasks;  // audited tasks, in task order
@@ -121,6 +132,9 @@ struct AuditOptions {
   ClientTiming timing;
   double wait_tolerance = 0.5;  // seconds past the backoff still accepted
   bool check_waits = true;
+  // Wall seconds a retry after an http_429 waits when the client honours the
+  // server's retry-after (wait_fit.hpp); nullopt: its backoff.
+  std::optional<double> retry_after_wait;
 };
 // Throws InputError for an invalid policy or timing, or a tolerance that is not finite and >= 0.
 void validate(const AuditOptions& options);
@@ -158,10 +172,42 @@ struct AuditResult {
 
 TaskAudit audit_task(const AuditOptions& options, const TaskPlan& plan, const TaskObservation& obs);
 
+// One retry within a call, as the policy reads it: the call states before
+// the failed request and before the retry, the fault retried, and the wall
+// seconds the client waited between the failed request's end and the retry.
+struct ObservedRetry {
+  std::int64_t task = 0;
+  std::int64_t request = 0;  // the retry's index in its task
+  CallState from, to;
+  FaultKind after = FaultKind::cut;
+  double waited = 0.0;
+};
+// The retries among the first min(expected, sent) requests of the task.
+std::vector<ObservedRetry> observed_retries(const Policy& policy, const Acceptance& accept, const TaskPlan& plan,
+                                            const TaskObservation& obs);
+
+// The window of wall seconds a retry's wait is accepted in: the backoff's
+// [(1 - jitter) w - 0.05, w + tolerance], or [h - 0.05, h + tolerance] after
+// an http_429 when the client waits the retry-after h.
+struct WaitWindow {
+  double low = 0.0, high = 0.0;
+  bool http = false;  // the HTTP layer retries; else the stream layer
+  int retry = 0;      // that layer's retry number k
+  bool holds(double waited) const { return waited >= low && waited <= high; }
+  double width() const { return high - low; }
+};
+inline constexpr double kWaitSlackBelow = 0.05;  // seconds a wait may fall short (clock granularity)
+WaitWindow wait_window(const ClientTiming& timing, std::optional<double> retry_after_wait, double tolerance,
+                       const ObservedRetry& retry);
+
 // A mismatch in words, by its fault kind (docs/audit.md, Findings): "a
 // stream without message_stop was reported as done: the client accepts a
 // truncated answer (no_stop)". "" for a task with no failed check.
 std::string finding_of(const TaskAudit& audit, const TaskObservation& obs);
+// What accepting KIND=WORD says the client does, as a finding ending with
+// the option that accepts it: "... (no_stop; --accept no_stop=done)". A
+// task whose departure one acceptance explains gets this finding.
+std::string finding_of_acceptance(FaultKind kind, Outcome word);
 AuditResult run_audit(const Plan& plan, const Observations& obs, const AuditOptions& options);
 
 // The same verdict as audit_task(...).consistent(), without the details: the
@@ -192,11 +238,13 @@ int free_parameters(const Policy& policy);
 
 // The rule for the headline among several consistent candidates (docs/audit.md,
 // Ties): the fewest tasks whose waits it does not explain (run_audit with
-// `options`' timing; 0 for all when waits are not checked), then the fewest
+// `options`' timing, or with the schedule fit_waits finds for the candidate
+// when `fit_backoff`; 0 for all when waits are not checked), then the fewest
 // free parameters, then search order. Fills wait_mismatches and headline.
 inline constexpr const char* kHeadlineRule =
     "the fewest tasks whose waits it does not explain, then the fewest free parameters, then search order";
-void choose_headline(const Plan& plan, const Observations& obs, const AuditOptions& options, InferResult& result);
+void choose_headline(const Plan& plan, const Observations& obs, const AuditOptions& options, InferResult& result,
+                     bool fit_backoff = false);
 
 // "naive with s = 2, r = 2", "simple with r = 2", "budgeted with s = 2, r = 2, B = 4".
 std::string describe_candidate(const Policy& policy);

@@ -7,6 +7,7 @@
 #include "relsim/core/json.hpp"
 #include "relsim/core/thresholds.hpp"
 #include "relsim/audit/audit.hpp"
+#include "relsim/audit/wait_fit.hpp"
 
 namespace relsim {
 
@@ -15,6 +16,7 @@ struct AuditReport {
   const Observations* obs = nullptr;
   const AuditResult* result = nullptr;
   std::optional<InferResult> infer;  // with --infer
+  std::optional<WaitFit> waits;      // unless --no-wait-check
 };
 
 // {"policy", "s", "r", "B"}: s null for simple, B null but for budgeted.

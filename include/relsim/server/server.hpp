@@ -118,6 +118,7 @@ struct ServerConfig {
   int port = 0;  // 0: the kernel picks a free one; else in [1, 65535]
   int threads = 1;  // in [1, 64]
   std::string retry_after = "0";  // the retry-after of http_429, seconds (a non-negative decimal)
+  std::string retry_after_ms;     // the retry-after-ms of http_429 (a non-negative decimal); "": not sent
   std::chrono::milliseconds read_timeout{5000};         // a whole request, from its first byte (or accept)
   std::chrono::milliseconds keep_alive_timeout{60000};  // idle between two requests of a connection
   std::chrono::milliseconds linger_timeout{2000};       // draining a refused request before closing
