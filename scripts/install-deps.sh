@@ -14,11 +14,13 @@ set -euo pipefail
 build=(
   cmake ninja-build g++ pkg-config
   libeigen3-dev libboost-math-dev libfmt-dev libcli11-dev librandom123-dev nlohmann-json3-dev
+  libssl-dev  # relsim proxy: TLS to an https:// upstream
 )
 tests=(
   libgtest-dev libgmock-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev  # tests/mpi: mpirun -np 2 relsim
   python3
+  openssl  # tests/live/proxy_tls_test.cpp makes its own CA and certificate
   nodejs  # tests/sdk, tests/harnesses, tests/browser: the official SDKs and playwright-core (npm ci)
   chromium  # the browser tests (tests/browser/, label browser), driven by playwright-core from npm, which downloads no browser
   jupyter-nbconvert python3-ipykernel python3-pandas python3-matplotlib  # notebooks/ (scripts/run_notebooks.sh)

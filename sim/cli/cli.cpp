@@ -147,6 +147,7 @@ constexpr HelpLine kHelpLines[] = {
     {"plan", "Faults for real clients", "write a fault plan: each task's requests, ok or a fault kind"},
     {"oracle", "Faults for real clients", "predict each task's outcome, requests and longest wait from a plan"},
     {"serve", "Faults for real clients", "run the fault-injecting mock of the Messages API on 127.0.0.1"},
+    {"proxy", "Faults for real clients", "put a plan's faults in front of a real model API, on 127.0.0.1"},
     {"live", "Faults for real clients", "run tasks against the embedded mock, each checked against the oracle"},
     {"demo", "Faults for real clients", "the reference experiment: exact, simulated, live; exit 1 on a mismatch"},
     {"fleet", "Faults for real clients", "many agents of many tenants sharing one provider, event by event"},
@@ -180,7 +181,7 @@ Commands::Commands() : app("relsim: how often an agent task finishes when model 
   // exact, simulate and sweep split their work over MPI ranks themselves.
   runners = {add_exact(app),          on_root(add_check(app)), on_root(add_plan(app)),  on_root(add_oracle(app)),
              add_simulate(app),       add_sweep(app),          on_root(add_demo(app)),  on_root(add_live(app)),
-             on_root(add_serve(app)), on_root(add_audit(app)), on_root(add_fit(app)),   on_root(add_advise(app)), on_root(add_tune(app)),
+             on_root(add_serve(app)), on_root(add_proxy(app)), on_root(add_audit(app)), on_root(add_fit(app)),   on_root(add_advise(app)), on_root(add_tune(app)),
              on_root(add_ui(app)),    add_fleet(app),          on_root(add_bughunt(app)), on_root(add_tools(app))};
   group_help(app);
 }

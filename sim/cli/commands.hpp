@@ -168,6 +168,7 @@ Runner add_live(CLI::App& app);
 Runner add_oracle(CLI::App& app);
 Runner add_simulate(CLI::App& app);
 Runner add_serve(CLI::App& app);
+Runner add_proxy(CLI::App& app);
 Runner add_audit(CLI::App& app);
 Runner add_fit(CLI::App& app);
 Runner add_advise(CLI::App& app);

@@ -38,6 +38,8 @@ using Request = http::request<http::string_body>;
 inline auto redirect(error_code& ec) { return net::redirect_error(net::use_awaitable, ec); }
 
 enum class HoldEnd { released, gone, stopped };
+// How a reply cut short by a hold ended, for its log entry.
+inline std::string_view end_of(HoldEnd h) { return h == HoldEnd::stopped ? "stopped" : "client_gone"; }
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:

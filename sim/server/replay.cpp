@@ -5,10 +5,10 @@
 #include <string>
 #include <utility>
 
+#include "server/upstream.hpp"
+
 namespace relsim::mock {
 namespace {
-
-std::string_view end_of(HoldEnd h) { return h == HoldEnd::stopped ? "stopped" : "client_gone"; }
 
 // A 200 event stream (`as` is ok or an in-stream fault kind), holding where
 // the entry's stall or gate says.
@@ -71,10 +71,15 @@ net::awaitable<Outcome> error_status(Connection& conn, std::int64_t task, const 
 
 }  // namespace
 
-net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped& p, std::size_t body_bytes,
-                               bool keep) {
+net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped& p, const Request& req, bool keep,
+                               Json& upstream) {
   const ScriptEntry& e = p.entry;
-  if (wire::streams(e)) co_return co_await stream(conn, task, p, e, body_bytes, keep);
+  const std::size_t body_bytes = req.body().size();
+  const bool proxy = conn.state().config().upstream.has_value();
+  if (wire::streams(e)) {
+    if (proxy) co_return co_await forward(conn, req, task, p, keep, upstream);
+    co_return co_await stream(conn, task, p, e, body_bytes, keep);
+  }
   // A reply that does not stream waits at its gate before its first byte.
   if (!e.gate.empty()) {
     const HoldEnd h = co_await conn.hold(task, p.epoch, e.gate);
@@ -96,6 +101,7 @@ net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped
     case FaultKind::slow_headers: {
       const HoldEnd h = co_await conn.hold(task, p.epoch, "");
       if (h != HoldEnd::released) co_return Outcome{0, end_of(h), false};
+      if (proxy) co_return co_await forward(conn, req, task, p, keep, upstream);
       ScriptEntry as = e;
       as.reply = Reply::ok;
       co_return co_await stream(conn, task, p, as, body_bytes, keep);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "relsim/core/json.hpp"
 #include "server/connection.hpp"
 
 namespace relsim::mock {
@@ -17,9 +18,11 @@ struct Outcome {
   bool keep = false;                  // the connection stays open for the next request
 };
 
-// `p` is the entry taken (found); `body_bytes` the request body's size (the
-// stream's input_tokens); `keep` whether the request asked for keep-alive.
-net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped& p, std::size_t body_bytes,
-                               bool keep);
+// `p` is the entry taken (found) for `req`; `keep` whether the request asked
+// for keep-alive. In proxy mode an ok or in-stream entry (and slow_headers,
+// once released) is forwarded to the upstream (upstream.hpp), which fills
+// `upstream` with what the log says of the hop.
+net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped& p, const Request& req, bool keep,
+                               Json& upstream);
 
 }  // namespace relsim::mock

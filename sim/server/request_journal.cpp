@@ -61,11 +61,13 @@ std::uint64_t RequestJournal::begin(JournalRequest request) {
   return id;
 }
 
-void RequestJournal::end(std::uint64_t id, int status, std::string_view how, double finished_ms) {
+void RequestJournal::end(std::uint64_t id, int status, std::string_view how, double finished_ms, Json upstream) {
   std::lock_guard lock(mu_);
   auto it = open_.find(id);
   if (it == open_.end()) return;
-  write_locked(request_line(it->second, status, how, finished_ms));
+  Json line = request_line(it->second, status, how, finished_ms);
+  if (!upstream.is_null()) line["upstream"] = std::move(upstream);
+  write_locked(line);
   open_.erase(it);
 }
 

@@ -61,7 +61,8 @@ class RequestJournal {
   // Registers a request still going; its id (never 0) is for end().
   std::uint64_t begin(JournalRequest request);
   // Writes the line of request `id`; a second call for it does nothing.
-  void end(std::uint64_t id, int status, std::string_view how, double finished_ms);
+  // `upstream` (proxy mode), when not null, is written as the line's "upstream".
+  void end(std::uint64_t id, int status, std::string_view how, double finished_ms, Json upstream = nullptr);
   // A request that ended as it arrived (a refused one).
   void write_ended(const JournalRequest& request, int status, std::string_view how, double finished_ms);
   void outcome(std::int64_t task, std::string_view word, std::string_view detail, double received_ms);

@@ -51,12 +51,18 @@ class CapacityHold {
   Provider* provider_;
 };
 
-LoggedRequest record(const Request& req, double received_ms) {
+// Credentials a proxy passes on and never keeps: logged as present only.
+bool secret(std::string_view lower) { return lower == "x-api-key" || lower == "authorization"; }
+
+LoggedRequest record(const Request& req, double received_ms, bool proxy) {
   LoggedRequest r;
   r.method = std::string(req.method_string());
   r.target = std::string(req.target());
-  for (const auto& field : req)
-    r.headers.emplace_back(wire::lower_case(std::string(field.name_string())), std::string(field.value()));
+  for (const auto& field : req) {
+    std::string name = wire::lower_case(std::string(field.name_string()));
+    const bool hide = proxy && secret(name);
+    r.headers.emplace_back(std::move(name), hide ? std::string("(present, not logged)") : std::string(field.value()));
+  }
   r.body_bytes = req.body().size();
   r.body = req.body().substr(0, kMaxLoggedBody);
   r.received_ms = received_ms;
@@ -67,13 +73,14 @@ LoggedRequest record(const Request& req, double received_ms) {
 // entry), takes the task's next entry and has replay() answer it.
 net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task, double received, bool keep) {
   ServerState& state = conn.state();
-  LoggedRequest rec = record(req, received);
+  const bool proxy = state.config().upstream.has_value();
+  LoggedRequest rec = record(req, received, proxy);
   if (req.method() != http::verb::post) {
     state.log_unscripted(task, std::move(rec), 405);
     co_await conn.not_allowed(std::string(req.method_string()), "POST", keep);
     co_return keep;
   }
-  const Json body = Json::parse(req.body(), nullptr, false);
+  const Json body = proxy ? Json::object({{"stream", true}}) : Json::parse(req.body(), nullptr, false);
   if (body.is_discarded() || !body.is_object() || !body.contains("stream") || body["stream"] != true) {
     state.log_unscripted(task, std::move(rec), 400);
     co_await conn.send_error(400, "invalid_request_error",
@@ -82,7 +89,6 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
                              keep);
     co_return keep;
   }
-  const std::size_t body_bytes = req.body().size();
   Provider* provider = state.provider();
   std::vector<std::pair<std::string, std::string>> limits;
   if (provider) {
@@ -120,8 +126,9 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
     state.finish(task, p, 404, ok ? "complete" : "client_gone");
     co_return keep && ok;
   }
-  const Outcome o = co_await replay(conn, task, p, body_bytes, keep);
-  state.finish(task, p, o.status, o.end);
+  Json upstream;
+  const Outcome o = co_await replay(conn, task, p, req, keep, upstream);
+  state.finish(task, p, o.status, o.end, std::move(upstream));
   co_return o.keep;
 }
 
@@ -144,10 +151,17 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
 
   std::optional<std::int64_t> task;
   if (parts.size() == 4 && parts[0] == "t" && parts[2] == "v1" && parts[3] == "messages") task = parse_task(parts[1]);
+  if (const ServerConfig& c = conn.state().config(); c.upstream && parts.size() == 2 && parts[0] == "v1" &&
+                                                     parts[1] == "messages") {
+    // The proxy's own paths: the task from its header, else task 0.
+    const auto named = c.task_header.empty() ? boost::beast::string_view() : req[c.task_header];
+    task = named.empty() ? std::optional<std::int64_t>(0) : parse_task(std::string_view(named.data(), named.size()));
+  }
   if (!task) {
     co_await conn.send_error(404, "not_found_error",
-                             fmt::format("unknown path '{}': the mock serves POST /t/{{task}}/v1/messages",
-                                         path.substr(0, 200)),
+                             fmt::format("unknown path '{}' (or task): {} POST /t/{{task}}/v1/messages{}",
+                                         path.substr(0, 200), conn.state().config().upstream ? "the proxy forwards" : "the mock serves",
+                                         conn.state().config().upstream ? " and /v1/messages" : ""),
                              keep);
     co_return keep;
   }

@@ -163,12 +163,12 @@ void ServerState::log_refused(std::int64_t task, LoggedRequest&& r, int status, 
   changed_.notify_all();
 }
 
-void ServerState::finish(std::int64_t task, const Popped& p, int status, std::string_view end) {
+void ServerState::finish(std::int64_t task, const Popped& p, int status, std::string_view end, Json upstream) {
   const double t_ms = now_ms();
   // A reply the stop cut short (its writes fail once the socket is closed)
   // ended because the server stopped, not because the client left.
   const std::string_view how = end == "client_gone" && stopping() ? "stopped" : end;
-  if (p.journal) journal_.end(p.journal, status, how, t_ms);
+  if (p.journal) journal_.end(p.journal, status, how, t_ms, std::move(upstream));
   std::lock_guard lock(mu_);
   auto it = tasks_.find(task);
   if (it != tasks_.end() && p.slot < it->second.log.size()) {

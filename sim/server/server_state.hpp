@@ -24,6 +24,10 @@
 #include "relsim/server/server.hpp"
 #include "server/request_journal.hpp"
 
+namespace boost::asio::ssl {
+class context;
+}  // namespace boost::asio::ssl
+
 namespace relsim::mock {
 
 using Clock = std::chrono::steady_clock;
@@ -55,12 +59,18 @@ struct Popped {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// Proxy mode with an https:// upstream: its TLS client context, peers
+// verified against `ca` (a PEM file) or the system's store when ""
+// (upstream.cpp). Throws InputError when it does not load.
+std::shared_ptr<boost::asio::ssl::context> make_tls_context(const std::string& ca);
+
 class ServerState {
  public:
   explicit ServerState(ServerConfig config)
       : config_(std::move(config)), journal_(config_.max_log_bytes) {
     if (config_.outage) outage_.emplace(*config_.outage);
     if (config_.provider) provider_.emplace(*config_.provider);
+    if (config_.upstream && config_.upstream->tls) tls_ = make_tls_context(config_.upstream_ca);
   }
 
   const ServerConfig& config() const { return config_; }
@@ -93,11 +103,14 @@ class ServerState {
   // or "key"), whether or not its task is known, and logs it in the task's
   // log when it is.
   void log_refused(std::int64_t task, LoggedRequest&& request, int status, std::string_view refused);
+  // Proxy mode with an https:// upstream: its TLS context; nullptr without.
+  boost::asio::ssl::context* tls() { return tls_.get(); }
   // Provider mode's quotas and capacity; nullptr without.
   Provider* provider() { return provider_ ? &*provider_ : nullptr; }
   // Records how the request `p` took ended (in its task's log and the
   // journal). While the server stops, a reply cut short ends "stopped".
-  void finish(std::int64_t task, const Popped& p, int status, std::string_view end);
+  // `upstream` (proxy mode: what the hop did) goes into its journal line.
+  void finish(std::int64_t task, const Popped& p, int status, std::string_view end, Json upstream = nullptr);
   TaskLog log(std::int64_t task) const;
   // Tasks with a script, in increasing order.
   std::vector<std::int64_t> task_ids() const;
@@ -133,6 +146,7 @@ class ServerState {
   std::vector<std::shared_ptr<Connection>> begin_stop();
 
  private:
+  std::shared_ptr<boost::asio::ssl::context> tls_;
   struct HoldRec {
     std::int64_t task;
     std::string gate;  // empty: a stall or slow_headers hold

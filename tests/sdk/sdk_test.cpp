@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -38,7 +39,7 @@ TEST(OfficialSdk, StreamsRetriesAndErrorsAgainstTheMockServer) {
   const fs::path src = fs::path(relsim::test::source_dir()) / "tests/sdk";
   const fs::path dir = fs::path(relsim::test::relsim_exe()).parent_path() / "sdk";
   if (const std::string why =
-          relsim::test::npm_install(src, dir, {"package.json", "package-lock.json", "check_sdk.mjs"}, "@anthropic-ai/sdk");
+          relsim::test::npm_install(src, dir, {"package.json", "package-lock.json", "check_sdk.mjs", "proxy_transparency.mjs"}, "@anthropic-ai/sdk");
       !why.empty())
     RELSIM_SKIP_OR_FAIL(why);
   const std::string version = relsim::test::npm_version(dir, "@anthropic-ai/sdk");
@@ -61,6 +62,49 @@ TEST(OfficialSdk, StreamsRetriesAndErrorsAgainstTheMockServer) {
   const int server_code = serve.stop(SIGTERM);
   EXPECT_FALSE(serve.signaled());
   EXPECT_EQ(server_code, 0);
+}
+
+// relsim proxy's transparency (docs/proxy.md): 1,000 streams through the
+// proxy, each byte for byte what the SDK gets from an identical upstream
+// asked directly.
+TEST(OfficialSdk, ThroughTheProxyEveryStreamIsTheUpstreamsByteForByte) {
+  const fs::path src = fs::path(relsim::test::source_dir()) / "tests/sdk";
+  const fs::path dir = fs::path(relsim::test::relsim_exe()).parent_path() / "sdk";
+  if (const std::string why = relsim::test::npm_install(
+          src, dir, {"package.json", "package-lock.json", "check_sdk.mjs", "proxy_transparency.mjs"}, "@anthropic-ai/sdk");
+      !why.empty())
+    RELSIM_SKIP_OR_FAIL(why);
+  constexpr int kStreams = 1000;
+  std::string list;
+  for (int i = 0; i < kStreams; ++i) list += i ? ", \"ok\"" : "\"ok\"";
+  const std::string plan_text = std::string(R"({"relsim_plan": 1, "tasks": 1, "source": "scripted", "n": 1, "b": 0, "g": 0})") +
+                                "\n" + R"({"task": 0, "requests": [)" + list + "]}\n";
+  const fs::path plan = relsim::test::write_temp("sdk_proxy", "plan.jsonl", plan_text);
+  const auto start = [](const std::vector<std::string>& argv, int& port) {
+    auto p = std::make_unique<relsim::test::Background>(argv);
+    port = relsim::test::port_from_banner(p->read_line(10));
+    return p;
+  };
+  int direct_port = 0, upstream_port = 0, proxy_port = 0;
+  const std::string exe = relsim::test::relsim_exe();
+  auto direct = start({exe, "serve", "--port", "0", "--plan", plan.string()}, direct_port);
+  auto upstream = start({exe, "serve", "--port", "0", "--plan", plan.string()}, upstream_port);
+  ASSERT_GT(direct_port, 0);
+  ASSERT_GT(upstream_port, 0);
+  auto proxy = start({exe, "proxy", "--port", "0", "--plan", plan.string(), "--upstream",
+                      "http://127.0.0.1:" + std::to_string(upstream_port) + "/t/0"},
+                     proxy_port);
+  ASSERT_GT(proxy_port, 0);
+  relsim::test::RunOptions options;
+  options.cwd = dir.string();
+  options.timeout = 300;
+  const relsim::test::RunResult run = relsim::test::run_program(
+      {"node", "proxy_transparency.mjs", std::to_string(direct_port), std::to_string(proxy_port), std::to_string(kStreams)},
+      options);
+  EXPECT_EQ(run.code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("\"identical\":1000"), std::string::npos) << run.out << run.err;
+  std::cout << "through relsim proxy: " << run.out;
+  for (auto* p : {proxy.get(), upstream.get(), direct.get()}) EXPECT_EQ(p->stop(SIGTERM), 0);
 }
 
 }  // namespace

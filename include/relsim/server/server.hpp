@@ -114,6 +114,19 @@ inline constexpr std::array<std::string_view, 6> kOutcomeWords = {"done", "env_e
                                                                   "crash", "hang", "partial_done"};
 inline constexpr std::size_t kMaxOutcomeDetail = 1000;  // bytes of "detail" kept
 
+// relsim proxy (docs/proxy.md): where the real answers come from. Requests
+// go to http(s)://host:port + base_path + "/v1/messages".
+struct Upstream {
+  std::string url;        // as given
+  bool tls = false;       // https://: TLS, the certificate verified against the CA store
+  std::string host;       // a name or an IPv4 address
+  int port = 80;          // 443 by default with TLS
+  std::string base_path;  // "" or "/prefix", no trailing slash
+};
+// "http[s]://HOST[:PORT][/PATH]". Throws InputError naming the URL and what
+// is wrong with it.
+Upstream parse_upstream(std::string_view url);
+
 struct ServerConfig {
   int port = 0;  // 0: the kernel picks a free one; else in [1, 65535]
   int threads = 1;  // in [1, 64]
@@ -137,6 +150,15 @@ struct ServerConfig {
   // and a capacity limit, asked before a request takes its script entry; a
   // request they refuse takes none (429 or 529, logged with "refused").
   std::optional<ProviderConfig> provider;
+  // Proxy mode (relsim proxy): a script's ok and in-stream entries are
+  // forwarded to the upstream and its answer streamed back (broken as an
+  // in-stream fault says); pre-response faults are answered here, as serve
+  // does. POST /v1/messages is taken as task `task_header`'s value, else
+  // task 0; POST /t/{task}/v1/messages as that task.
+  std::optional<Upstream> upstream;
+  std::string task_header;                         // lower-case; "": none
+  std::string upstream_ca;  // https: a PEM file of the CAs to trust; "": the system's store
+  std::chrono::milliseconds upstream_timeout{60000};  // connect and headers; then between two reads
 };
 // Throws InputError naming the value and its valid range.
 void validate(const ServerConfig& config);

@@ -1,0 +1,54 @@
+#pragma once
+// Internal to the server: relsim proxy breaking a real event stream as an
+// in-stream fault kind says (docs/proxy.md), event by event, the events'
+// bytes otherwise untouched:
+//   cut         the events up to and including the first content_block_delta,
+//               then the connection closed with no terminating chunk
+//   no_stop     every event but message_stop
+//   malformed   a content_block_delta whose JSON breaks off, before the first delta
+//   overloaded  message_start, then an `event: error` overloaded_error, then the end
+//   stall       message_start and content_block_start, then a hold until the
+//               task is released, then the rest
+// With no kind (an `ok` entry) every byte passes as it arrives.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "relsim/core/faults.hpp"
+
+namespace relsim::mock {
+
+class StreamFault {
+ public:
+  explicit StreamFault(std::optional<FaultKind> kind) : kind_(kind) {}
+
+  // What to send, then what to do: go on reading, hold (stall), close
+  // without the terminating chunk (cut), or end the reply cleanly (overloaded).
+  enum class Then { go_on, hold, cut, end };
+  struct Step {
+    std::string bytes;
+    Then then = Then::go_on;
+  };
+  // Bytes as they came from the upstream.
+  std::vector<Step> feed(std::string_view bytes);
+  // The upstream's stream ended: what is left (an incomplete last event as it came).
+  std::vector<Step> finish();
+  // Nothing more goes to the client (a cut or an end was given).
+  bool done() const { return done_; }
+
+ private:
+  std::vector<Step> on_event(std::string event);
+
+  std::optional<FaultKind> kind_;
+  std::string pending_;  // an event not yet complete
+  std::size_t events_ = 0;
+  bool acted_ = false;
+  bool done_ = false;
+};
+
+// The event's name ("message_stop"), "" when it has no `event:` line.
+std::string_view sse_event_name(std::string_view event);
+
+}  // namespace relsim::mock

@@ -1,0 +1,30 @@
+#pragma once
+// Internal to the server: relsim proxy's hop to the upstream (docs/proxy.md).
+// One upstream connection per request (connection: close), the request's
+// headers passed on but the hop-by-hop ones, the answer streamed back to the
+// client as it arrives (re-framed as chunked, its body bytes unchanged), and
+// broken on the way as an in-stream fault says (stream_fault.hpp).
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <boost/asio/ssl/context.hpp>
+
+#include "relsim/core/json.hpp"
+#include "server/connection.hpp"
+#include "server/replay.hpp"
+
+namespace relsim::mock {
+
+namespace ssl = boost::asio::ssl;
+
+// Forwards `req` to config().upstream as task `task`'s request p.index,
+// breaking the answer as p.entry says when it is an in-stream fault.
+// `upstream` gets what the log says of the hop: {"status", "headers_ms",
+// "bytes"} and "error" when it failed. An upstream that cannot be reached,
+// or fails or times out before its headers, is answered 502 with a JSON
+// error body.
+net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64_t task, const Popped& p, bool keep,
+                                Json& upstream);
+
+}  // namespace relsim::mock

@@ -1,0 +1,206 @@
+// relsim proxy (docs/proxy.md), in process: a mock server is the upstream,
+// a second server in proxy mode in front of it. Without faults the answers
+// are the upstream's bytes; each fault kind of a plan does to the real
+// stream what the mock's own does (docs/wire.md), pre-response faults never
+// reach the upstream, credentials never reach the log, and an upstream that
+// is not there is a 502, not a crash.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "relsim/core/error.hpp"
+#include "relsim/formats/plan.hpp"
+#include "server_wire.hpp"
+#include "support/files.hpp"
+
+namespace relsim {
+namespace proxy_test {
+
+using namespace relsim::test::server_wire;
+
+// A one-task plan of `entries`, as relsim plan writes them.
+Plan one_task(const std::vector<std::string>& entries, std::int64_t tasks = 1) {
+  std::string text = fmt::format(R"({{"relsim_plan": 1, "tasks": {}, "source": "scripted", "n": 1, "b": 0, "g": 0}})",
+                                 tasks) + "\n";
+  for (std::int64_t t = 0; t < tasks; ++t) {
+    std::string list;
+    for (const auto& e : entries) list += (list.empty() ? "\"" : ", \"") + e + "\"";
+    text += fmt::format(R"({{"task": {}, "requests": [{}]}})", t, list) + "\n";
+  }
+  return parse_plan(text, "plan.jsonl");
+}
+
+// The upstream: a mock whose task 0 answers `oks` healthy streams, and the
+// proxy in front of it (base path /t/0, so every forwarded request is the
+// upstream's task 0).
+struct Pair {
+  Server upstream;
+  Server proxy;
+  Pair(const Plan& plan, std::int64_t oks = 64, ServerConfig proxy_config = config_with())
+      : upstream(config_with(), one_task(std::vector<std::string>(static_cast<std::size_t>(oks), "ok"))),
+        proxy(with_upstream(std::move(proxy_config), upstream.port()), plan) {}
+  static ServerConfig with_upstream(ServerConfig c, int port) {
+    c.upstream = parse_upstream(fmt::format("http://127.0.0.1:{}/t/0", port));
+    return c;
+  }
+};
+
+std::string body_of(const Response& r) {
+  std::string out;
+  for (const auto& c : r.chunks) out += c;
+  return out;
+}
+
+// The names of the events of an SSE body.
+std::vector<std::string> event_names(const std::string& body) {
+  std::vector<std::string> out;
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("event: ", 0) == 0) out.push_back(line.substr(7));
+  return out;
+}
+
+TEST(Proxy, WithoutFaultsTheAnswersAreTheUpstreamsBytes) {
+  // Two identical upstreams: one asked directly, one through the proxy.
+  constexpr int kRequests = 1000;
+  const Plan all_ok = one_task(std::vector<std::string>(kRequests, "ok"));
+  Server direct(config_with(), one_task(std::vector<std::string>(kRequests, "ok")));
+  Pair pair(all_ok, kRequests);
+  Client d(direct.port()), p(pair.proxy.port());
+  for (int i = 0; i < kRequests; ++i) {
+    const Response a = roundtrip(d, message(0));
+    const Response b = roundtrip(p, message(0));
+    ASSERT_TRUE(a.complete && b.complete) << i;
+    ASSERT_EQ(b.status, 200);
+    ASSERT_EQ(body_of(a), body_of(b)) << "request " << i;
+    ASSERT_EQ(b.header("request-id"), a.header("request-id"));
+    ASSERT_EQ(b.header("content-type"), "text/event-stream");
+  }
+  EXPECT_EQ(pair.upstream.log(0).requests.size(), static_cast<std::size_t>(kRequests));
+}
+
+TEST(Proxy, EachInStreamFaultBreaksTheRealStreamAsTheMocksDoes) {
+  Pair pair(one_task({"cut", "no_stop", "malformed", "overloaded", "ok"}));
+  Client c(pair.proxy.port());
+  const Response cut = roundtrip(c, message(0));
+  EXPECT_FALSE(cut.complete);  // closed with no terminating chunk
+  EXPECT_EQ(event_names(body_of(cut)),
+            (std::vector<std::string>{"message_start", "content_block_start", "ping", "content_block_delta"}));
+  Client c2(pair.proxy.port());
+  const Response no_stop = roundtrip(c2, message(0));
+  EXPECT_TRUE(no_stop.complete);
+  EXPECT_EQ(event_names(body_of(no_stop)),
+            (std::vector<std::string>{"message_start", "content_block_start", "ping", "content_block_delta",
+                                      "content_block_delta", "content_block_stop", "message_delta"}));
+  const Response malformed = roundtrip(c2, message(0));
+  EXPECT_TRUE(malformed.complete);
+  EXPECT_EQ(event_names(body_of(malformed)).size(), 9u);
+  EXPECT_NE(body_of(malformed).find("data: {\"type\": \"content_block_delta\", \"index\": 0, \"delta\": {\n\n"),
+            std::string::npos);
+  const Response overloaded = roundtrip(c2, message(0));
+  EXPECT_TRUE(overloaded.complete);
+  EXPECT_EQ(event_names(body_of(overloaded)), (std::vector<std::string>{"message_start", "error"}));
+  EXPECT_NE(body_of(overloaded).find("overloaded_error"), std::string::npos);
+  EXPECT_EQ(event_names(body_of(roundtrip(c2, message(0)))).size(), 8u);
+  // Every one of them reached the upstream: the tokens were spent.
+  EXPECT_EQ(pair.upstream.log(0).requests.size(), 5u);
+}
+
+TEST(Proxy, PreResponseFaultsAreAnsweredHereAndNeverReachTheUpstream) {
+  Pair pair(one_task({"http_429", "http_500", "http_503", "http_529", "ok"}));
+  Client c(pair.proxy.port());
+  expect_api_error(roundtrip(c, message(0)), 429, "rate_limit_error");
+  expect_api_error(roundtrip(c, message(0)), 500, "api_error");
+  expect_api_error(roundtrip(c, message(0)), 503, "api_error");
+  expect_api_error(roundtrip(c, message(0)), 529, "overloaded_error");
+  EXPECT_EQ(pair.upstream.log(0).requests.size(), 0u);
+  EXPECT_EQ(roundtrip(c, message(0)).status, 200);
+  EXPECT_EQ(pair.upstream.log(0).requests.size(), 1u);
+}
+
+TEST(Proxy, AStallHoldsTheRealStreamUntilReleased) {
+  Pair pair(one_task({"stall"}));
+  Client c(pair.proxy.port());
+  c.send(message(0));
+  Response r;
+  ASSERT_TRUE(read_head(c, r));
+  ASSERT_TRUE(pair.proxy.wait_held(0, 1, kLimit));
+  EXPECT_EQ(event_names(body_of(r) + c.buf).size() <= 2u, true);
+  EXPECT_EQ(pair.proxy.release(0), 1u);
+  read_chunks(c, r);
+  EXPECT_TRUE(r.complete);
+  EXPECT_EQ(event_names(body_of(r)).size(), 8u);
+}
+
+TEST(Proxy, TheTaskComesFromThePathOrTheTaskHeaderAndThePathIsTheApis) {
+  ServerConfig config = config_with();
+  config.task_header = "x-relsim-task";
+  Pair pair(one_task({"http_529", "ok"}, 3), 8, config);
+  const std::string bare = request("POST", "/v1/messages", kBody, "x-relsim-task: 2\r\n");
+  expect_api_error(one_request(pair.proxy.port(), bare), 529, "overloaded_error");
+  EXPECT_EQ(one_request(pair.proxy.port(), bare).status, 200);
+  EXPECT_EQ(one_request(pair.proxy.port(), request("POST", "/v1/messages", kBody)).status, 529);  // task 0
+  EXPECT_EQ(one_request(pair.proxy.port(), message(1)).status, 529);
+  EXPECT_EQ(pair.proxy.log(2).requests.size(), 2u);
+  EXPECT_EQ(pair.proxy.log(0).requests.size(), 1u);
+  // The upstream saw its own path (the base path's task 0), not the proxy's.
+  ASSERT_EQ(pair.upstream.log(0).requests.size(), 1u);
+  EXPECT_EQ(pair.upstream.log(0).requests[0].target, "/t/0/v1/messages");
+  EXPECT_FALSE(pair.upstream.log(0).requests[0].header("x-relsim-task"));
+}
+
+TEST(Proxy, CredentialsArePassedOnAndNeverLogged) {
+  const auto dir = relsim::test::scratch("proxy_credentials");
+  ServerConfig config = config_with();
+  config.log_path = (dir / "log.jsonl").string();
+  {
+    Pair pair(one_task({"ok", "http_529"}), 8, config);
+    Client c(pair.proxy.port());
+    const std::string keys = "x-api-key: sk-ant-secret-1\r\nauthorization: Bearer secret-2\r\n";
+    EXPECT_EQ(roundtrip(c, message(0, keys)).status, 200);
+    EXPECT_EQ(roundtrip(c, message(0, keys)).status, 529);
+    ASSERT_EQ(pair.upstream.log(0).requests.size(), 1u);
+    EXPECT_EQ(pair.upstream.log(0).requests[0].header("x-api-key"), "sk-ant-secret-1");
+    EXPECT_EQ(pair.upstream.log(0).requests[0].header("authorization"), "Bearer secret-2");
+    const TaskLog mine = pair.proxy.log(0);
+    EXPECT_EQ(mine.requests[0].header("x-api-key"), "(present, not logged)");
+    EXPECT_EQ(to_json(mine).dump().find("secret"), std::string::npos);
+  }
+  std::ifstream in(dir / "log.jsonl");
+  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(file.find("secret"), std::string::npos) << file;
+  EXPECT_NE(file.find("\"upstream\":{\"status\":200"), std::string::npos) << file;
+}
+
+TEST(Proxy, AnUpstreamThatIsNotThereIsA502WithAJsonBody) {
+  int closed_port = 0;
+  { Server gone(config_with()); closed_port = gone.port(); }
+  ServerConfig config = config_with();
+  config.upstream = parse_upstream(fmt::format("http://127.0.0.1:{}", closed_port));
+  config.upstream_timeout = std::chrono::milliseconds(2000);
+  Server proxy(config, one_task({"ok", "ok"}));
+  Client c(proxy.port());
+  expect_api_error(roundtrip(c, message(0)), 502, "api_error");
+  // The proxy is still there for the next request.
+  expect_api_error(roundtrip(c, message(0)), 502, "api_error");
+}
+
+TEST(Proxy, UpstreamUrlsAreCheckedInOneLine) {
+  const Upstream u = parse_upstream("http://api.example.test:8443/base/");
+  EXPECT_EQ(u.host, "api.example.test");
+  EXPECT_EQ(u.port, 8443);
+  EXPECT_EQ(u.base_path, "/base");
+  EXPECT_EQ(parse_upstream("http://127.0.0.1").port, 80);
+  const Upstream tls = parse_upstream("https://api.anthropic.com");
+  EXPECT_TRUE(tls.tls);
+  EXPECT_EQ(tls.port, 443);
+  EXPECT_EQ(tls.base_path, "");
+  for (const char* bad : {"ftp://x", "http://", "http://h:0", "http://h:99999", "http://h/p?q=1", "https://", "h:80"})
+    EXPECT_THROW(parse_upstream(bad), InputError) << bad;
+}
+
+}  // namespace proxy_test
+}  // namespace relsim
