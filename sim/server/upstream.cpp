@@ -34,6 +34,9 @@ Upstream parse_upstream(std::string_view url) {
   std::string_view authority = rest.substr(0, slash);
   std::string_view path = rest.substr(slash);
   if (path.find_first_of("?#") != std::string_view::npos) fail("has a query or fragment");
+  if (const std::size_t brace = path.find_first_of("{}");
+      brace != std::string_view::npos && (path.find(kTaskInPath) != brace || path.find_first_of("{}", brace + kTaskInPath.size()) != std::string_view::npos))
+    fail("has a brace other than one {task}");
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   u.base_path = std::string(path);
   if (const std::size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
@@ -68,13 +71,14 @@ bool hop_by_hop(std::string_view lower) {
 // /v1/messages and the query), the client's headers but the hop-by-hop ones
 // and the task header, one connection per request.
 http::request<http::string_body> upstream_request(const Request& req, const Upstream& up,
-                                                  const std::string& task_header) {
+                                                  const std::string& task_header, std::int64_t task) {
   const std::string_view target(req.target().data(), req.target().size());
   const std::size_t q = target.find('?');
-  http::request<http::string_body> out{req.method(),
-                                       up.base_path + "/v1/messages" +
-                                           std::string(q == std::string_view::npos ? "" : target.substr(q)),
-                                       11};
+  std::string base = up.base_path;
+  if (const std::size_t at = base.find(kTaskInPath); at != std::string::npos)
+    base.replace(at, kTaskInPath.size(), std::to_string(task));
+  http::request<http::string_body> out{
+      req.method(), base + "/v1/messages" + std::string(q == std::string_view::npos ? "" : target.substr(q)), 11};
   for (const auto& field : req) {
     const std::string name = wire::lower_case(std::string(field.name_string()));
     if (hop_by_hop(name) || (!task_header.empty() && name == task_header)) continue;
@@ -167,7 +171,7 @@ net::awaitable<Outcome> exchange(Connection& conn, Stream& stream, error_code ec
                                  std::int64_t task, const Popped& p, bool keep, Json& upstream,
                                  Clock::time_point t0) {
   const ServerConfig& config = conn.state().config();
-  http::request<http::string_body> out = upstream_request(req, *config.upstream, config.task_header);
+  http::request<http::string_body> out = upstream_request(req, *config.upstream, config.task_header, task);
   if (!ec) co_await http::async_write(stream, out, redirect(ec));
   beast::flat_buffer buffer;
   http::response_parser<http::buffer_body> parser;
@@ -207,17 +211,25 @@ net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64
   const Upstream& up = *config.upstream;
   const auto t0 = Clock::now();
   error_code ec;
+  // A numeric host needs no resolver (whose asynchronous lookups run on a thread of their own).
   tcp::resolver resolver(conn.executor());
-  const auto hosts = co_await resolver.async_resolve(up.host, std::to_string(up.port), redirect(ec));
+  tcp::resolver::results_type hosts;
+  if (const auto address = net::ip::make_address(up.host, ec); !ec)
+    hosts = tcp::resolver::results_type::create(tcp::endpoint(address, static_cast<std::uint16_t>(up.port)), up.host,
+                                                std::to_string(up.port));
+  else
+    ec = {}, hosts = co_await resolver.async_resolve(up.host, std::to_string(up.port), redirect(ec));
   if (!up.tls) {
     beast::tcp_stream stream(conn.executor());
     stream.expires_after(config.upstream_timeout);
     if (!ec) co_await stream.async_connect(hosts, redirect(ec));
+    if (!ec) stream.socket().set_option(tcp::no_delay(true), ec);  // events go on as they come
     co_return co_await exchange(conn, stream, ec, req, task, p, keep, upstream, t0);
   }
   beast::ssl_stream<beast::tcp_stream> stream(conn.executor(), *conn.state().tls());
   beast::get_lowest_layer(stream).expires_after(config.upstream_timeout);
   if (!ec) co_await beast::get_lowest_layer(stream).async_connect(hosts, redirect(ec));
+  if (!ec) beast::get_lowest_layer(stream).socket().set_option(tcp::no_delay(true), ec);
   // SNI, and the certificate must name the host.
   if (!ec && !SSL_set_tlsext_host_name(stream.native_handle(), const_cast<char*>(up.host.c_str())))
     ec = error_code(static_cast<int>(::ERR_get_error()), net::error::get_ssl_category());

@@ -32,73 +32,17 @@
 #include <thread>
 
 #include "relsim/server/server.hpp"
+#include "support/loopback.hpp"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using relsim::fuzz::Clock;
+using relsim::fuzz::close_now;
+using relsim::fuzz::connect_to;
+using relsim::fuzz::read_until_close;
+using relsim::fuzz::send_all;
 
-// Connects to the server on loopback. A refused or unavailable connect is
-// retried for up to 5 s: thousands of short-lived servers and connections a
-// minute can leave the loopback's ephemeral ports briefly exhausted (sockets
-// in TIME_WAIT), which is the machine's state, not a server fault. Returns -1
-// with errno set when every attempt failed.
-int connect_to(int port) {
-  const auto until = Clock::now() + std::chrono::seconds(5);
-  for (;;) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return fd;
-    const int error = errno;
-    ::close(fd);
-    if (Clock::now() >= until) {
-      errno = error;
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
 
-// Closes with a reset, so the harness's side of the connection does not sit
-// in TIME_WAIT holding an ephemeral port.
-void close_now(int fd) {
-  const linger reset{1, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
-  ::close(fd);
-}
-
-// Writes what the server takes; it may close early (a refused request).
-void send_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n <= 0) return;
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
-
-// Reads until the server closes (or resets), or until `limit` passes. A
-// reset or a read error is kept in `error` (0 for an orderly close or the
-// limit).
-std::string read_until_close(int fd, std::chrono::milliseconds limit, int* error = nullptr) {
-  std::string out;
-  const auto until = Clock::now() + limit;
-  char buf[16384];
-  if (error) *error = 0;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
-    if (left <= 0) break;
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) <= 0) break;
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n < 0 && error) *error = errno;
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  return out;
-}
 
 // One GET /control/health on a fresh connection; true on a 200. What went
 // wrong otherwise is written into `why`.

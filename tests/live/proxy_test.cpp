@@ -198,7 +198,9 @@ TEST(Proxy, UpstreamUrlsAreCheckedInOneLine) {
   EXPECT_TRUE(tls.tls);
   EXPECT_EQ(tls.port, 443);
   EXPECT_EQ(tls.base_path, "");
-  for (const char* bad : {"ftp://x", "http://", "http://h:0", "http://h:99999", "http://h/p?q=1", "https://", "h:80"})
+  EXPECT_EQ(parse_upstream("http://127.0.0.1:9/t/{task}").base_path, "/t/{task}");
+  for (const char* bad : {"ftp://x", "http://", "http://h:0", "http://h:99999", "http://h/p?q=1", "https://", "h:80",
+                          "http://h/t/{x}", "http://h/{task}/{task}", "http://h/t/}"})
     EXPECT_THROW(parse_upstream(bad), InputError) << bad;
 }
 

@@ -123,8 +123,11 @@ struct Upstream {
   int port = 80;          // 443 by default with TLS
   std::string base_path;  // "" or "/prefix", no trailing slash
 };
-// "http[s]://HOST[:PORT][/PATH]". Throws InputError naming the URL and what
+// "http[s]://HOST[:PORT][/PATH]"; PATH may hold "{task}" once, replaced by
+// each request's task (an upstream that is itself a relsim serve:
+// http://127.0.0.1:PORT/t/{task}). Throws InputError naming the URL and what
 // is wrong with it.
+inline constexpr std::string_view kTaskInPath = "{task}";
 Upstream parse_upstream(std::string_view url);
 
 struct ServerConfig {
