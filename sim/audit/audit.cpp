@@ -121,7 +121,7 @@ void check_requests(const AuditOptions& opt, const Expected& e, const TaskPlan& 
     if (w.holds(r.waited)) continue;
     out.push_back({Check::wait, r.request - 1,
                    fmt::format("request {}: waited {:.3f} s after request {}, expected {:.3f} to {:.3f} s ({} retry {})",
-                               r.request, r.waited, r.request - 1, std::max(w.low, 0.0), w.high,
+                               r.request, r.waited, r.request - 1, std::max(w.low(), 0.0), w.high(),
                                w.http ? "HTTP" : "stream", w.retry)});
     break;
   }
@@ -151,9 +151,9 @@ std::vector<ObservedRetry> observed_retries(const Policy& policy, const Acceptan
 WaitWindow wait_window(const ClientTiming& timing, std::optional<double> retry_after_wait, double tolerance,
                        const ObservedRetry& retry) {
   const RetryWait w = retry_wait(timing, 0.0, retry.from, retry.to, retry.after);
-  WaitWindow out{w.shortest() - kWaitSlackBelow, w.max + tolerance, w.http, w.retry};
+  WaitWindow out{w.shortest(), w.max, tolerance, w.http, w.retry};
   if (w.http && retry.after == FaultKind::http_429 && retry_after_wait)
-    out.low = *retry_after_wait - kWaitSlackBelow, out.high = *retry_after_wait + tolerance;
+    out.shortest = out.longest = *retry_after_wait;
   return out;
 }
 
@@ -207,13 +207,8 @@ std::optional<std::pair<FaultKind, Outcome>> explaining(const AuditOptions& opti
 
 TaskAudit audit_task(const AuditOptions& options, const TaskPlan& plan, const TaskObservation& obs) {
   TaskAudit a = check_task(options, plan, obs);
-  if (a.consistent()) {
-    a.finding = finding_of(a, obs);
-  } else if (const auto why = explaining(options, plan, obs)) {
-    a.finding = finding_of_acceptance(why->first, why->second);
-  } else {
-    a.finding = finding_of(a, obs);
-  }
+  const auto why = a.consistent() ? std::nullopt : explaining(options, plan, obs);
+  a.finding = why ? finding_of_acceptance(why->first, why->second) : finding_of(a, obs);
   return a;
 }
 

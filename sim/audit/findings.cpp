@@ -27,6 +27,13 @@ std::string accepted_as_done(std::string_view kind) {
   return fmt::format("{} was reported as done: the client takes a failed request as an answer", a_(kind));
 }
 
+constexpr const char* kStallHung = "a stalled stream hung the task: the client has no idle timeout";
+
+std::string escaped_loop(std::string_view kind) {
+  return fmt::format("{} escaped the loop as an exception (crash): the client does not end the task cleanly on it",
+                     a_(kind));
+}
+
 std::string outcome_finding(const TaskAudit& a, const TaskObservation& o) {
   const Outcome seen = *o.outcome, want = a.expected_outcome.outcome;
   const std::string kind = a.expected_outcome.kind ? std::string(to_string(*a.expected_outcome.kind)) : a.blame;
@@ -35,11 +42,9 @@ std::string outcome_finding(const TaskAudit& a, const TaskObservation& o) {
   if ((seen == Outcome::done && want != Outcome::done) || seen == Outcome::partial_done)
     return accepted_as_done(a.expected_outcome.kind ? kind : a.blame);
   if (seen == Outcome::hang)
-    return kind == "stall" ? "a stalled stream hung the task: the client has no idle timeout"
+    return kind == "stall" ? kStallHung
                            : fmt::format("the task hung after {}: the client waits for what never comes", a_(kind));
-  if (seen == Outcome::crash)
-    return fmt::format("{} escaped the loop as an exception (crash): the client does not end the task cleanly on it",
-                       a_(kind));
+  if (seen == Outcome::crash) return escaped_loop(kind);
   if (seen == Outcome::env_error && want == Outcome::crash)
     return fmt::format("{} ended the task cleanly where the policy audited crashes", a_(kind));
   if (want == Outcome::done)
@@ -74,15 +79,12 @@ std::string finding_of_acceptance(FaultKind kind, Outcome word) {
   switch (word) {
     case Outcome::done: line = accepted_as_done(k); break;
     case Outcome::hang:
-      line = kind == FaultKind::stall ? "a stalled stream hung the task: the client has no idle timeout"
+      line = kind == FaultKind::stall ? kStallHung
              : kind == FaultKind::slow_headers
                  ? "slow headers hung the task: the client has no header timeout"
                  : fmt::format("the task hung on {}: the client waits for what never comes", a_(k));
       break;
-    case Outcome::crash:
-      line = fmt::format("{} escaped the loop as an exception (crash): the client does not end the task cleanly on it",
-                         a_(k));
-      break;
+    case Outcome::crash: line = escaped_loop(k); break;
     default:
       line = fmt::format("{} ended the task ({}) at once: the client neither retries it nor crashes on it", a_(k),
                          to_string(word));

@@ -19,11 +19,12 @@ bool retries_a_429(const ObservedRetry& r) {
   return r.after == FaultKind::http_429 && r.to.http == r.from.http + 1;
 }
 
-// The density of an observed wait: the schedule's uniform window [a, b]
+// The density of an observed wait: uniform over the range owed [a, b]
 // (a = b without jitter) plus the client's own delay, exponential with mean
 // tau (timers, the next request's set-up), allowed to be kEarly early.
 constexpr double kEarly = 0.005;
-double wait_density(double waited, double a, double b, double tau) {
+double wait_density(double waited, const WaitWindow& owed, double tau) {
+  const double a = owed.shortest, b = owed.longest;
   const double w = waited + kEarly;
   if (w < a) return 0.0;
   if (b - a < 1e-9) return std::exp(-(w - a) / tau) / tau;
@@ -40,18 +41,17 @@ void score(const std::vector<ObservedRetry>& retries, const AuditOptions& option
   ClientTiming timing = options.timing;
   timing.backoff_schedule = fit.backoff;
   fit.explained = 0;
-  std::vector<std::pair<double, double>> windows;  // [a, b] per retry
+  std::vector<WaitWindow> windows;
   windows.reserve(retries.size());
   for (const ObservedRetry& r : retries) {
-    const WaitWindow w = wait_window(timing, wait, options.wait_tolerance, r);
-    fit.explained += w.holds(r.waited);
-    windows.emplace_back(w.low + kWaitSlackBelow, w.high - options.wait_tolerance);
+    windows.push_back(wait_window(timing, wait, options.wait_tolerance, r));
+    fit.explained += windows.back().holds(r.waited);
   }
   fit.log_likelihood = -std::numeric_limits<double>::infinity();
   for (const double tau : kDelays) {
     double ll = 0.0;
     for (std::size_t i = 0; i < retries.size(); ++i)
-      ll += std::log((1.0 - kOutlierShare) * wait_density(retries[i].waited, windows[i].first, windows[i].second, tau) +
+      ll += std::log((1.0 - kOutlierShare) * wait_density(retries[i].waited, windows[i], tau) +
                      kOutlierShare / kOutlierSeconds);
     if (ll > fit.log_likelihood) fit.log_likelihood = ll, fit.delay = tau;
   }
@@ -145,8 +145,7 @@ RetryAfterReading read_retry_after(const std::vector<ObservedRetry>& retries, co
     double d[3] = {-1.0, -1.0, -1.0};
     for (int h = 0; h < 3; ++h) {
       if (h > 0 && !hint[h]) continue;
-      const WaitWindow w = wait_window(options.timing, hint[h], 0.0, r);
-      d[h] = wait_density(r.waited, w.low + kWaitSlackBelow, w.high, delay);
+      d[h] = wait_density(r.waited, wait_window(options.timing, hint[h], 0.0, r), delay);
     }
     int best = 0;  // ties: the backoff, then retry-after-ms (read first by the SDKs), then retry-after
     for (const int h : {2, 1})

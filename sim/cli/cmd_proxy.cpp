@@ -57,9 +57,6 @@ int run_proxy(const ProxyArgs& a) {
   config.log_path = a.log;
   config.task_header = header_name(a.task_header);
   config.upstream_ca = a.upstream_ca;
-  if (!a.upstream_ca.empty() && !config.upstream->tls)
-    throw InputError(fmt::format("--upstream-ca '{}' applies to an https:// upstream only, and --upstream is '{}'",
-                                 a.upstream_ca, a.upstream));
   config.max_connections = static_cast<std::size_t>(a.max_connections);
   config.upstream_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(a.upstream_timeout * 1000.0)));

@@ -39,8 +39,10 @@ std::string_view reason(int status) {
   }
 }
 
-std::string head(int status, const Headers& headers) {
-  std::string out = fmt::format("HTTP/1.1 {} {}\r\n", status, reason(status));
+std::string head(int status, const Headers& headers) { return head(status, reason(status), headers); }
+
+std::string head(int status, std::string_view reason_phrase, const Headers& headers) {
+  std::string out = fmt::format("HTTP/1.1 {} {}\r\n", status, reason_phrase);
   for (const auto& [k, v] : headers) out += fmt::format("{}: {}\r\n", k, v);
   return out + "\r\n";
 }

@@ -69,6 +69,16 @@ LoggedRequest record(const Request& req, double received_ms, bool proxy) {
   return r;
 }
 
+// Why a messages body is not one the mock answers (a JSON object with
+// "stream": true), or nullopt.
+std::optional<std::string> not_a_stream(const std::string& text) {
+  const Json body = Json::parse(text, nullptr, false);
+  if (body.is_discarded()) return "request body is not valid JSON";
+  if (!body.is_object() || !body.contains("stream") || body["stream"] != true)
+    return "request body must be a JSON object with \"stream\": true";
+  return std::nullopt;
+}
+
 // POST /t/{task}/v1/messages: checks the method and body (neither takes an
 // entry), takes the task's next entry and has replay() answer it.
 net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task, double received, bool keep) {
@@ -80,13 +90,10 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
     co_await conn.not_allowed(std::string(req.method_string()), "POST", keep);
     co_return keep;
   }
-  const Json body = proxy ? Json::object({{"stream", true}}) : Json::parse(req.body(), nullptr, false);
-  if (body.is_discarded() || !body.is_object() || !body.contains("stream") || body["stream"] != true) {
+  // The mock answers only streams; a proxy forwards any body and lets the upstream judge it.
+  if (const std::optional<std::string> why = proxy ? std::nullopt : not_a_stream(req.body())) {
     state.log_unscripted(task, std::move(rec), 400);
-    co_await conn.send_error(400, "invalid_request_error",
-                             body.is_discarded() ? "request body is not valid JSON"
-                                                 : "request body must be a JSON object with \"stream\": true",
-                             keep);
+    co_await conn.send_error(400, "invalid_request_error", *why, keep);
     co_return keep;
   }
   Provider* provider = state.provider();
@@ -149,10 +156,10 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
 
   if (!parts.empty() && parts[0] == "control") co_return co_await control(conn, req, parts, keep);
 
+  const ServerConfig& c = conn.state().config();
   std::optional<std::int64_t> task;
   if (parts.size() == 4 && parts[0] == "t" && parts[2] == "v1" && parts[3] == "messages") task = parse_task(parts[1]);
-  if (const ServerConfig& c = conn.state().config(); c.upstream && parts.size() == 2 && parts[0] == "v1" &&
-                                                     parts[1] == "messages") {
+  if (c.upstream && parts.size() == 2 && parts[0] == "v1" && parts[1] == "messages") {
     // The proxy's own paths: the task from its header, else task 0.
     const auto named = c.task_header.empty() ? boost::beast::string_view() : req[c.task_header];
     task = named.empty() ? std::optional<std::int64_t>(0) : parse_task(std::string_view(named.data(), named.size()));
@@ -160,8 +167,8 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
   if (!task) {
     co_await conn.send_error(404, "not_found_error",
                              fmt::format("unknown path '{}' (or task): {} POST /t/{{task}}/v1/messages{}",
-                                         path.substr(0, 200), conn.state().config().upstream ? "the proxy forwards" : "the mock serves",
-                                         conn.state().config().upstream ? " and /v1/messages" : ""),
+                                         path.substr(0, 200), c.upstream ? "the proxy forwards" : "the mock serves",
+                                         c.upstream ? " and /v1/messages" : ""),
                              keep);
     co_return keep;
   }

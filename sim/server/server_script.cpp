@@ -182,6 +182,9 @@ void validate(const ServerConfig& c) {
   if (c.threads < 1 || c.threads > 64)
     throw InputError(fmt::format("threads = {} is out of range: it must be in [1, 64]", c.threads));
   check_decimal(c.retry_after, "retry-after", "seconds", "0 or 1.5");
+  if (!c.upstream_ca.empty() && !(c.upstream && c.upstream->tls))
+    throw InputError(fmt::format("--upstream-ca '{}' applies to an https:// upstream only, and --upstream is '{}'",
+                                 c.upstream_ca, c.upstream ? c.upstream->url : std::string("not given")));
   if (!c.retry_after_ms.empty()) check_decimal(c.retry_after_ms, "retry-after-ms", "milliseconds", "0 or 2500");
   auto positive = [](std::chrono::milliseconds t, const char* name) {
     if (t.count() < 1 || t.count() > 3'600'000)

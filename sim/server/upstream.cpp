@@ -94,14 +94,13 @@ http::request<http::string_body> upstream_request(const Request& req, const Upst
 
 // The head the client gets: the upstream's status and headers, re-framed chunked.
 std::string client_head(const http::response_header<>& res, bool keep) {
-  std::string head = fmt::format("HTTP/1.1 {} {}\r\n", res.result_int(), sv(res.reason()));
-  for (const auto& field : res) {
-    const std::string name = wire::lower_case(std::string(field.name_string()));
-    if (hop_by_hop(name)) continue;
-    head += fmt::format("{}: {}\r\n", sv(field.name_string()), sv(field.value()));
-  }
-  head += fmt::format("transfer-encoding: chunked\r\nconnection: {}\r\n\r\n", keep ? "keep-alive" : "close");
-  return head;
+  wire::Headers headers;
+  for (const auto& field : res)
+    if (!hop_by_hop(wire::lower_case(std::string(field.name_string()))))
+      headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  headers.emplace_back("transfer-encoding", "chunked");
+  headers.emplace_back("connection", keep ? "keep-alive" : "close");
+  return wire::head(static_cast<int>(res.result_int()), sv(res.reason()), headers);
 }
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }

@@ -128,7 +128,7 @@ TEST(Proxy, AStallHoldsTheRealStreamUntilReleased) {
   Response r;
   ASSERT_TRUE(read_head(c, r));
   ASSERT_TRUE(pair.proxy.wait_held(0, 1, kLimit));
-  EXPECT_EQ(event_names(body_of(r) + c.buf).size() <= 2u, true);
+  EXPECT_LE(event_names(body_of(r) + c.buf).size(), 2u);  // message_start, content_block_start
   EXPECT_EQ(pair.proxy.release(0), 1u);
   read_chunks(c, r);
   EXPECT_TRUE(r.complete);

@@ -186,17 +186,20 @@ struct ObservedRetry {
 std::vector<ObservedRetry> observed_retries(const Policy& policy, const Acceptance& accept, const TaskPlan& plan,
                                             const TaskObservation& obs);
 
-// The window of wall seconds a retry's wait is accepted in: the backoff's
-// [(1 - jitter) w - 0.05, w + tolerance], or [h - 0.05, h + tolerance] after
-// an http_429 when the client waits the retry-after h.
+inline constexpr double kWaitSlackBelow = 0.05;  // seconds a wait may fall short (clock granularity)
+// What a retry owed and the window of wall seconds its wait is accepted in:
+// the backoff's range [(1 - jitter) w, w], or [h, h] after an http_429 when
+// the client waits the retry-after h; accepted from kWaitSlackBelow short of
+// it to `tolerance` past it.
 struct WaitWindow {
-  double low = 0.0, high = 0.0;
+  double shortest = 0.0, longest = 0.0;  // the range owed, wall seconds
+  double above = 0.0;                    // the tolerance past it
   bool http = false;  // the HTTP layer retries; else the stream layer
   int retry = 0;      // that layer's retry number k
-  bool holds(double waited) const { return waited >= low && waited <= high; }
-  double width() const { return high - low; }
+  double low() const { return shortest - kWaitSlackBelow; }
+  double high() const { return longest + above; }
+  bool holds(double waited) const { return waited >= low() && waited <= high(); }
 };
-inline constexpr double kWaitSlackBelow = 0.05;  // seconds a wait may fall short (clock granularity)
 WaitWindow wait_window(const ClientTiming& timing, std::optional<double> retry_after_wait, double tolerance,
                        const ObservedRetry& retry);
 

@@ -26,5 +26,7 @@ void append_chunk(std::string& out, std::string_view data);
 std::string_view reason(int status);
 // Status line and headers up to the blank line.
 std::string head(int status, const Headers& headers);
+// The same with the reason phrase given (one relayed from another server).
+std::string head(int status, std::string_view reason_phrase, const Headers& headers);
 
 }  // namespace relsim::http_text
