@@ -39,11 +39,28 @@ std::int64_t calls_per_task(const AuditArgs& a, const Plan& plan) {
   if (a.n_opt->count()) return a.n;
   const auto it = plan.header.find("n");
   if (it == plan.header.end())
-    throw InputError(fmt::format("{}: the plan's header has no n: give --n", a.plan));
+    throw InputError(a.plan.empty() ? fmt::format("{}: a chain-mode log does not know the calls per task: give --n", a.log)
+                                    : fmt::format("{}: the plan's header has no n: give --n", a.plan));
   if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > kMaxCalls)
     throw InputError(fmt::format("{}: header field \"n\" = {} is not an integer in [1, {}]", a.plan, json_excerpt(*it),
                                  kMaxCalls));
   return it->get<std::int64_t>();
+}
+
+// Without --plan: a chain-mode log's plan, each task's list as long as any
+// policy audited can send (the most --infer tries, or --policy's).
+Plan plan_of_log(const AuditArgs& a, const RequestLog& log) {
+  if (!log.header.contains("chain"))
+    throw InputError(fmt::format("{}: give --plan: only a log of relsim proxy in chain mode (--p) names the chain its "
+                                 "faults came from",
+                                 a.log));
+  if (!a.n_opt->count())
+    throw InputError(fmt::format("{}: a chain-mode log does not know the calls per task: give --n", a.log));
+  const std::int64_t per_call = std::max<std::int64_t>(
+      1, a.infer ? std::int64_t{kInferMax + 1} * (kInferMax + 1)
+                 : Policy{a.n, a.r, a.s, a.B, parse_policy_kind(a.policy_kind)}.max_requests_per_call());
+  const std::int64_t n = std::clamp<std::int64_t>(a.n, 1, kMaxChainPlanRequests);
+  return *plan_of_chain_log(log, std::min(n, kMaxChainPlanRequests / per_call) * per_call);
 }
 
 int run_audit_command(const AuditArgs& a) {
@@ -58,20 +75,21 @@ int run_audit_command(const AuditArgs& a) {
   const bool fit_backoff =
       std::none_of(a.backoff_opts.begin(), a.backoff_opts.end(), [](const CLI::Option* o) { return o->count() > 0; });
   validate(options.timing);
-  const Plan plan = read_plan(a.plan);
-  check_auditable(plan, a.plan);
+  const RequestLog log = read_request_log(a.log);
+  const Plan plan = a.plan.empty() ? plan_of_log(a, log) : read_plan(a.plan);
+  const std::string plan_name = a.plan.empty() ? "the chain of its header" : a.plan;
+  check_auditable(plan, plan_name);
   const std::int64_t n = calls_per_task(a, plan);
   if (!a.infer) {
     options.policy = Policy{n, a.r, a.s, a.B, parse_policy_kind(a.policy_kind)};
     validate(options);
   }
-  const RequestLog log = read_request_log(a.log);
   std::vector<OutcomeReport> overrides;
   if (!a.outcomes.empty()) overrides = read_outcome_csv(a.outcomes);
   Observations obs = observe(plan, log, a.outcomes.empty() ? nullptr : &overrides, n, a.outcomes);
   if (a.no_retry_header) read_retry_header(obs, RetryHeaderMode::off);
   else if (a.inner_retries >= 0) read_retry_header(obs, RetryHeaderMode::given, a.inner_retries);
-  AuditReport report{a.plan, a.log, &obs, nullptr, std::nullopt, std::nullopt};
+  AuditReport report{plan_name, a.log, &obs, nullptr, std::nullopt, std::nullopt};
   if (a.infer) {
     report.infer = infer_policy(plan, obs, n, options.accept);
     choose_headline(plan, obs, options, *report.infer, fit_backoff);
@@ -105,8 +123,9 @@ Runner add_audit(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "audit", "check what any client did (relsim serve --plan --log) against a policy, task by task; exit 1 on any "
                "mismatch");
-  cmd->add_option("--plan", a->plan, "the plan the server served (relsim plan --max-requests K), b = g = 0")
-      ->required();
+  cmd->add_option("--plan", a->plan,
+                  "the plan the server served (relsim plan --max-requests K), b = g = 0; not for a log of relsim proxy "
+                  "in chain mode, whose plan is drawn again from its chain");
   cmd->add_option("--log", a->log, "the request log (relsim serve --log FILE, JSON Lines)")->required();
   cmd->add_option("--outcomes", a->outcomes,
                   "CSV task,outcome,detail: reported outcomes that replace the log's (the last per task counts)");

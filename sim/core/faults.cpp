@@ -63,6 +63,22 @@ double FaultWeights::checked_total() const {
   return sum;
 }
 
+KindCuts kind_cuts(const FaultWeights& weights) {
+  const double total = weights.checked_total();
+  int last = 0;
+  for (int k = 0; k < kFaultKinds; ++k)
+    if (weights.weight[static_cast<std::size_t>(k)] > 0.0) last = k;
+  KindCuts cut{};
+  double cum = 0.0;
+  for (int k = 0; k < kFaultKinds; ++k) {
+    cum += weights.weight[static_cast<std::size_t>(k)];
+    cut[static_cast<std::size_t>(k)] =
+        k >= last ? (std::uint64_t{1} << 32)
+                  : static_cast<std::uint64_t>(std::llround(std::ldexp(std::min(1.0, cum / total), 32)));
+  }
+  return cut;
+}
+
 namespace {
 
 const WeightWords& kind_words() {

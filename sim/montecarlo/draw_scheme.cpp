@@ -34,17 +34,7 @@ DrawScheme DrawScheme::make(const Model& model, const Policy& policy, const Faul
     }
   }
 
-  const double total = kinds.checked_total();
-  int last = 0;
-  for (int k = 0; k < kFaultKinds; ++k)
-    if (kinds.weight[static_cast<std::size_t>(k)] > 0.0) last = k;
-  double cum = 0.0;
-  for (int k = 0; k < kFaultKinds; ++k) {
-    cum += kinds.weight[static_cast<std::size_t>(k)];
-    s.cut[static_cast<std::size_t>(k)] =
-        k >= last ? (std::uint64_t{1} << 32)
-                  : static_cast<std::uint64_t>(std::llround(std::ldexp(std::min(1.0, cum / total), 32)));
-  }
+  s.cut = kind_cuts(kinds);
   int k = 0;
   for (int i = 0; i < 256; ++i) {
     const std::uint64_t word = static_cast<std::uint64_t>(i) << 24;

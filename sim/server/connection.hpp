@@ -41,6 +41,14 @@ enum class HoldEnd { released, gone, stopped };
 // How a reply cut short by a hold ended, for its log entry.
 inline std::string_view end_of(HoldEnd h) { return h == HoldEnd::stopped ? "stopped" : "client_gone"; }
 
+// Proxy mode: the upstream connection a client connection keeps between its
+// requests (upstream.cpp).
+struct UpstreamLink;
+struct UpstreamLinkDeleter {
+  void operator()(UpstreamLink* link) const;
+};
+using UpstreamLinkPtr = std::unique_ptr<UpstreamLink, UpstreamLinkDeleter>;
+
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(ServerState& state, tcp::socket socket);
@@ -78,6 +86,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   net::awaitable<HoldEnd> hold(std::int64_t task, std::uint64_t epoch, std::string gate);
   void close_socket();
   void reset_socket();  // an RST: SO_LINGER 0, then close
+  // Proxy mode: this client connection's upstream connection, kept while
+  // both sides keep alive; null when there is none.
+  UpstreamLinkPtr& upstream_link() { return upstream_; }
 
  private:
   net::awaitable<std::optional<Request>> read_request(bool first);
@@ -105,6 +116,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool watch_pending_ = false;
   bool watch_stopping_ = false;
   bool peer_gone_ = false;
+  UpstreamLinkPtr upstream_;
 };
 
 }  // namespace relsim::mock

@@ -25,24 +25,6 @@ void check_sojourn(double value, const char* what, double time_scale) {
                                  what, value, value * time_scale, time_scale, kMinOutageSojournWall));
 }
 
-// As DrawScheme::make cuts the 32-bit kind word (simulate.hpp): kind k when
-// cut[k-1] <= word < cut[k], 2^32 from the last kind of positive weight on.
-std::array<std::uint64_t, kFaultKinds> kind_cuts(const FaultWeights& kinds) {
-  const double total = kinds.checked_total();
-  int last = 0;
-  for (int k = 0; k < kFaultKinds; ++k)
-    if (kinds.weight[static_cast<std::size_t>(k)] > 0.0) last = k;
-  std::array<std::uint64_t, kFaultKinds> cut{};
-  double cum = 0.0;
-  for (int k = 0; k < kFaultKinds; ++k) {
-    cum += kinds.weight[static_cast<std::size_t>(k)];
-    cut[static_cast<std::size_t>(k)] =
-        k >= last ? (std::uint64_t{1} << 32)
-                  : static_cast<std::uint64_t>(std::llround(std::ldexp(std::min(1.0, cum / total), 32)));
-  }
-  return cut;
-}
-
 }  // namespace
 
 void validate(const OutageConfig& c) {
@@ -139,9 +121,7 @@ OutageView OutageSchedule::view(double until) {
 FaultKind OutageSchedule::kind_of(std::int64_t task, std::int64_t index) const {
   const std::uint32_t word = rng::kind_word(config_.seed, static_cast<std::uint64_t>(task),
                                             static_cast<std::uint64_t>(index));
-  int k = 0;
-  while (word >= cut_[static_cast<std::size_t>(k)]) ++k;
-  return static_cast<FaultKind>(k);
+  return kind_of_word(cut_, word);
 }
 
 Json to_json(const OutageConfig& c, const OutageView& v) {

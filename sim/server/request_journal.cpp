@@ -45,13 +45,15 @@ void RequestJournal::open_file(const std::string& path) {
 }
 
 void RequestJournal::write_header(int port, std::optional<std::size_t> plan_tasks, const std::string& retry_after,
-                                  const std::string& retry_after_ms) {
+                                  const std::string& retry_after_ms, const Json& mode) {
   std::lock_guard lock(mu_);
-  write_locked(Json{{"relsim_log", 1},
-                    {"port", port},
-                    {"plan_tasks", plan_tasks ? Json(*plan_tasks) : Json(nullptr)},
-                    {"retry_after", retry_after},
-                    {"retry_after_ms", retry_after_ms.empty() ? Json(nullptr) : Json(retry_after_ms)}});
+  Json header{{"relsim_log", 1},
+              {"port", port},
+              {"plan_tasks", plan_tasks ? Json(*plan_tasks) : Json(nullptr)},
+              {"retry_after", retry_after},
+              {"retry_after_ms", retry_after_ms.empty() ? Json(nullptr) : Json(retry_after_ms)}};
+  header.update(mode);
+  write_locked(header);
 }
 
 std::uint64_t RequestJournal::begin(JournalRequest request) {

@@ -54,9 +54,11 @@ class RequestJournal {
   void open_file(const std::string& path);
   // Line 1: {"relsim_log": 1, "port": P, "plan_tasks": N or null,
   // "retry_after": "S", "retry_after_ms": "MS" or null}: the retry-after
-  // headers http_429 replies carry (retry_after_ms null when not sent).
+  // headers http_429 replies carry (retry_after_ms null when not sent);
+  // then the keys of `mode` (an object): "chain" in chain mode, "outage" in
+  // outage mode, the faults' parameters.
   void write_header(int port, std::optional<std::size_t> plan_tasks, const std::string& retry_after,
-                    const std::string& retry_after_ms);
+                    const std::string& retry_after_ms, const Json& mode);
 
   // Registers a request still going; its id (never 0) is for end().
   std::uint64_t begin(JournalRequest request);

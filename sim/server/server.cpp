@@ -145,8 +145,20 @@ Server::Server(ServerConfig config, const Plan* plan) {
   if (!impl_->state.config().log_path.empty()) impl_->state.journal().open_file(impl_->state.config().log_path);
   if (plan) load_plan(*plan);
   impl_->listen();
+  const ServerConfig& c = impl_->state.config();
+  Json mode = Json::object();
+  if (c.chain) {
+    mode["chain"] = to_json(*c.chain);
+    impl_->state.set_plan_header(Json{{"source", "chain"}, {"chain", mode["chain"]}});
+  }
+  if (c.outage)
+    mode["outage"] = Json{{"t_good", c.outage->t_good},
+                          {"t_bad", c.outage->t_bad},
+                          {"time_scale", c.outage->time_scale},
+                          {"seed", c.outage->seed},
+                          {"kinds", to_string(c.outage->kinds)}};
   impl_->state.journal().write_header(port(), plan ? std::optional<std::size_t>(plan->tasks.size()) : std::nullopt,
-                                      impl_->state.config().retry_after, impl_->state.config().retry_after_ms);
+                                      c.retry_after, c.retry_after_ms, mode);
   impl_->start_serving();
 }
 

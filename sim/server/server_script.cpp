@@ -200,6 +200,9 @@ void validate(const ServerConfig& c) {
   if (c.max_log_entries > 10'000)
     throw InputError(fmt::format("max log entries = {} is out of range: it must be in [0, 10000]", c.max_log_entries));
   if (c.outage) validate(*c.outage);
+  if (c.chain) RequestChain check(*c.chain);
+  if (c.outage && c.chain)
+    throw InputError("outage mode (seconds) and chain mode (requests) are two ways to draw faults: give one");
   if (c.provider) validate(*c.provider);
 }
 

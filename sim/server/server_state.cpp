@@ -46,6 +46,8 @@ void ServerState::set_script(std::int64_t task, std::vector<ScriptEntry> entries
   if (outage_)
     throw InputError("the server runs in outage mode (--outage): every task is answered by the outage schedule, "
                      "scripts do not apply");
+  if (chain_)
+    throw InputError("the server runs in chain mode: every task's requests walk the fault chain, scripts do not apply");
   if (task < 0) throw InputError(fmt::format("task = {} is out of range: it must be >= 0", task));
   if (entries.size() > kMaxScriptEntries)
     throw InputError(fmt::format("script of task {} has {} entries: at most {}", task, entries.size(),
@@ -73,7 +75,7 @@ std::size_t ServerState::append_log(TaskState& t, LoggedRequest&& r) {
   return t.log.size() - 1;
 }
 
-TaskState* ServerState::outage_task_locked(std::int64_t task, std::string& why) {
+TaskState* ServerState::live_task_locked(std::int64_t task, std::string& why) {
   auto it = tasks_.find(task);
   if (it != tasks_.end()) return &it->second;
   if (tasks_.size() >= config_.max_tasks) {
@@ -90,8 +92,8 @@ Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
   {
     std::lock_guard lock(mu_);
     TaskState* found = nullptr;
-    if (outage_) {
-      found = outage_task_locked(task, p.why);
+    if (outage_ || chain_) {
+      found = live_task_locked(task, p.why);
     } else if (auto it = tasks_.find(task); it != tasks_.end()) {
       found = &it->second;
     } else {
@@ -104,6 +106,10 @@ Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
       // The state when the request was read, on the server's clock.
       const double at = r.received_ms / 1000.0 / outage_->config().time_scale;
       t.script.push_back(outage_->bad_at(at) ? ScriptEntry::of(outage_->kind_of(task, p.index)) : ScriptEntry::ok());
+    } else if (chain_) {
+      const std::optional<FaultKind> kind = chain_->at(task, p.index, t.last_bad);
+      t.last_bad = kind.has_value();
+      t.script.push_back(kind ? ScriptEntry::of(*kind) : ScriptEntry::ok());
     }
     if (t.script.empty()) {
       p.why = fmt::format(

@@ -44,6 +44,7 @@ struct TaskState {
   std::vector<LoggedRequest> log;
   std::uint64_t dropped = 0;
   std::uint64_t release_epoch = 0;  // release() bumps it: holds of older requests need not wait
+  bool last_bad = false;            // chain mode: the last request served was bad
 };
 
 // What a messages request took from its task's script.
@@ -69,6 +70,7 @@ class ServerState {
   explicit ServerState(ServerConfig config)
       : config_(std::move(config)), journal_(config_.max_log_bytes) {
     if (config_.outage) outage_.emplace(*config_.outage);
+    if (config_.chain) chain_.emplace(*config_.chain);
     if (config_.provider) provider_.emplace(*config_.provider);
     if (config_.upstream && config_.upstream->tls) tls_ = make_tls_context(config_.upstream_ca);
   }
@@ -86,14 +88,15 @@ class ServerState {
   int port() const { return port_; }
 
   // --- scripts and logs -------------------------------------------------------
-  // Throws InputError in outage mode.
+  // Throws InputError in outage and chain modes.
   void set_script(std::int64_t task, std::vector<ScriptEntry> entries);
   // Takes the task's next entry and logs the request (with the entry, or
   // with status 404 when the script is exhausted; not at all for a task
   // without a script), in the task's log and as an open journal line. In
   // outage mode the entry is ok or the outage's fault kind, by the
   // schedule's state at the request's received_ms, for any task (the first
-  // request of a task creates it).
+  // request of a task creates it); in chain mode, the chain's next step of
+  // that task.
   Popped pop(std::int64_t task, LoggedRequest&& request);
   // Outage mode: the schedule up to now; nullopt without.
   std::optional<OutageView> outage_view();
@@ -158,7 +161,8 @@ class ServerState {
   // All with mu_ held.
   std::size_t append_log(TaskState& task, LoggedRequest&& request);
   // The task's state, created if new; nullptr past max_tasks.
-  TaskState* outage_task_locked(std::int64_t task, std::string& why);
+  // Outage and chain modes: the task's state, created if new; nullptr past max_tasks.
+  TaskState* live_task_locked(std::int64_t task, std::string& why);
   std::size_t held_locked(std::int64_t task) const;
   std::size_t finished_locked(std::int64_t task) const;
   // Counts the holds that `match` and collects the wake-ups of those whose
@@ -187,6 +191,7 @@ class ServerState {
   bool stopping_ = false;
   Json plan_header_;
   std::optional<OutageSchedule> outage_;  // outage mode; asked under mu_
+  std::optional<RequestChain> chain_;     // chain mode; pure
   std::optional<Provider> provider_;      // provider mode; its own mutex
 
   RequestJournal journal_;  // its own mutex, never taken with mu_ held

@@ -69,7 +69,8 @@ bool hop_by_hop(std::string_view lower) {
 
 // The request as the upstream gets it: its own path (base_path +
 // /v1/messages and the query), the client's headers but the hop-by-hop ones
-// and the task header, one connection per request.
+// and the task header; HTTP/1.1's keep-alive, so the connection can serve
+// the client connection's next request.
 http::request<http::string_body> upstream_request(const Request& req, const Upstream& up,
                                                   const std::string& task_header, std::int64_t task) {
   const std::string_view target(req.target().data(), req.target().size());
@@ -86,7 +87,6 @@ http::request<http::string_body> upstream_request(const Request& req, const Upst
   }
   const bool default_port = up.port == (up.tls ? 443 : 80);
   out.set(http::field::host, default_port ? up.host : fmt::format("{}:{}", up.host, up.port));
-  out.set(http::field::connection, "close");
   out.body() = req.body();
   out.prepare_payload();
   return out;
@@ -110,10 +110,12 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 namespace {
 
 // The answer, streamed back to the client as it comes, broken as p.entry says.
+// `reusable` says whether the upstream connection can carry another request:
+// its answer was read to the end and it keeps alive.
 template <class Stream>
 net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, beast::flat_buffer& buffer,
                                     http::response_parser<http::buffer_body>& parser, std::int64_t task,
-                                    const Popped& p, bool keep, Json& upstream) {
+                                    const Popped& p, bool keep, Json& upstream, bool& reusable) {
   const ServerConfig& config = conn.state().config();
   const auto& res = parser.get();
   const int status = static_cast<int>(res.result_int());
@@ -122,7 +124,12 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, beast::fla
   const bool in_stream = p.entry.reply == Reply::fault && wire::streams(p.entry);
   StreamFault fault(events && in_stream ? std::optional<FaultKind>(p.entry.fault) : std::nullopt);
   const Outcome gone{status, "client_gone", false};
-  if (!co_await conn.write(client_head(res, keep))) co_return gone;
+  // Bytes for the client go out in as few writes as they can without waiting
+  // on the upstream for more: the head with the body bytes its read brought
+  // along, each read's events together, the last with the terminating chunk.
+  // Before any other read, whatever is pending is written.
+  std::string pending = client_head(res, keep);
+  bool first = buffer.size() > 0;  // the header's read brought body bytes: parsed without waiting
   std::array<char, 16384> piece{};
   std::size_t bytes = 0;
   std::vector<StreamFault::Step> steps;
@@ -131,10 +138,13 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, beast::fla
     if (parser.is_done()) {
       steps = fault.finish();
     } else {
+      if (!std::exchange(first, false) && !pending.empty() && !co_await conn.write(std::exchange(pending, {})))
+        co_return gone;
       parser.get().body().data = piece.data();
       parser.get().body().size = piece.size();
       beast::get_lowest_layer(stream).expires_after(config.upstream_timeout);
-      co_await http::async_read(stream, buffer, parser, redirect(ec));
+      // What has arrived, not a full piece: async_read would wait for 16 KiB or the end.
+      co_await http::async_read_some(stream, buffer, parser, redirect(ec));
       if (ec == http::error::need_buffer) ec = {};
       const std::size_t n = piece.size() - parser.get().body().size;
       bytes += n;
@@ -142,51 +152,80 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, beast::fla
       if (ec) {  // the upstream broke off: so does the answer
         upstream["error"] =
             fmt::format("upstream {} broke off after {} bytes: {}", config.upstream->url, bytes, ec.message());
+        for (const StreamFault::Step& s : fault.feed(std::string_view(piece.data(), n))) pending += wire::chunk(s.bytes);
+        if (!pending.empty()) co_await conn.write(std::exchange(pending, {}));
         conn.close_socket();
         co_return Outcome{status, "closed", false};
       }
       steps = fault.feed(std::string_view(piece.data(), n));
     }
     for (const StreamFault::Step& s : steps) {
-      if (!s.bytes.empty() && !co_await conn.write(wire::chunk(s.bytes))) co_return gone;
+      if (!s.bytes.empty()) pending += wire::chunk(s.bytes);
+      if (s.then == StreamFault::Then::go_on || s.then == StreamFault::Then::end) continue;
+      if (!co_await conn.write(std::exchange(pending, {}))) co_return gone;
       if (s.then == StreamFault::Then::hold) {
         const HoldEnd h = co_await conn.hold(task, p.epoch, "");
         if (h != HoldEnd::released) co_return Outcome{status, end_of(h), false};
-      } else if (s.then == StreamFault::Then::cut) {
+      } else {  // cut
         conn.close_socket();
         co_return Outcome{status, "closed", false};
       }
     }
   }
-  if (!co_await conn.write(wire::kLastChunk)) co_return gone;
+  reusable = parser.is_done() && parser.get().keep_alive();
+  pending += wire::kLastChunk;
+  if (!co_await conn.write(pending)) co_return gone;
   co_return Outcome{status, "complete", keep};
+}
+
+// What became of a request on an upstream connection.
+struct Hop {
+  Outcome outcome;
+  bool reusable = false;  // the connection can carry the next request
+  bool stale = false;     // a kept connection the upstream had closed: nothing sent back, try a new one
+};
+
+// A kept connection that fails before a byte of the answer, as one the
+// upstream closed while it was idle fails.
+bool closed_while_idle(const error_code& ec) {
+  return ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
+         ec == net::error::broken_pipe || ec == net::error::connection_aborted || ec == ssl::error::stream_truncated;
 }
 
 // Over a connected stream (`ec`: the connection or handshake failed): the
 // request out, the answer's head in, then stream_back; a 502 when any of it
-// failed before the head.
+// failed before the head, unless the connection was a kept one the upstream
+// had closed (`reused`), which is stale.
 template <class Stream>
-net::awaitable<Outcome> exchange(Connection& conn, Stream& stream, error_code ec, const Request& req,
-                                 std::int64_t task, const Popped& p, bool keep, Json& upstream,
-                                 Clock::time_point t0) {
+net::awaitable<Hop> exchange(Connection& conn, Stream& stream, beast::flat_buffer& buffer, error_code ec,
+                             bool reused, const Request& req, std::int64_t task, const Popped& p, bool keep,
+                             Json& upstream, Clock::time_point t0) {
   const ServerConfig& config = conn.state().config();
   http::request<http::string_body> out = upstream_request(req, *config.upstream, config.task_header, task);
-  if (!ec) co_await http::async_write(stream, out, redirect(ec));
-  beast::flat_buffer buffer;
+  if (!ec) {
+    beast::get_lowest_layer(stream).expires_after(config.upstream_timeout);
+    co_await http::async_write(stream, out, redirect(ec));
+  }
   http::response_parser<http::buffer_body> parser;
   // No limit: an answer streams through. (Not boost::none: Boost 1.74's
   // parser compares a content-length with the empty optional and refuses it.)
   parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   if (!ec) co_await http::async_read_header(stream, buffer, parser, redirect(ec));
+  if (ec && reused && closed_while_idle(ec) && !parser.got_some()) co_return Hop{{}, false, true};
   if (ec) {
     const std::string why =
         fmt::format("upstream {} failed before its headers: {}", config.upstream->url, ec.message());
-    upstream = Json{{"status", nullptr}, {"headers_ms", ms_since(t0)}, {"bytes", 0}, {"error", why}};
+    upstream = Json{{"status", nullptr}, {"headers_ms", ms_since(t0)}, {"bytes", 0}, {"reused", reused}, {"error", why}};
     const bool ok = co_await conn.send_error(502, "api_error", why, keep);
-    co_return Outcome{502, ok ? "complete" : "client_gone", ok && keep};
+    co_return Hop{{502, ok ? "complete" : "client_gone", ok && keep}};
   }
-  upstream = Json{{"status", static_cast<int>(parser.get().result_int())}, {"headers_ms", ms_since(t0)}, {"bytes", 0}};
-  co_return co_await stream_back(conn, stream, buffer, parser, task, p, keep, upstream);
+  upstream = Json{{"status", static_cast<int>(parser.get().result_int())},
+                  {"headers_ms", ms_since(t0)},
+                  {"bytes", 0},
+                  {"reused", reused}};
+  Hop hop;
+  hop.outcome = co_await stream_back(conn, stream, buffer, parser, task, p, keep, upstream, hop.reusable);
+  co_return hop;
 }
 
 }  // namespace
@@ -204,13 +243,25 @@ std::shared_ptr<ssl::context> make_tls_context(const std::string& ca) {
   return ctx;
 }
 
-net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64_t task, const Popped& p, bool keep,
-                                Json& upstream) {
+// One upstream connection, plain or TLS, and what was read past the last answer.
+struct UpstreamLink {
+  std::optional<beast::tcp_stream> plain;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
+  beast::flat_buffer buffer;
+};
+
+void UpstreamLinkDeleter::operator()(UpstreamLink* link) const { delete link; }
+
+namespace {
+
+// A new connection to the upstream: resolved (a numeric host needs no
+// resolver, whose asynchronous lookups run on a thread of their own),
+// connected with TCP_NODELAY (events go on as they come), and for https the
+// TLS handshake with SNI and the certificate checked to name the host.
+net::awaitable<error_code> connect(Connection& conn, UpstreamLink& link) {
   const ServerConfig& config = conn.state().config();
   const Upstream& up = *config.upstream;
-  const auto t0 = Clock::now();
   error_code ec;
-  // A numeric host needs no resolver (whose asynchronous lookups run on a thread of their own).
   tcp::resolver resolver(conn.executor());
   tcp::resolver::results_type hosts;
   if (const auto address = net::ip::make_address(up.host, ec); !ec)
@@ -218,23 +269,40 @@ net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64
                                                 std::to_string(up.port));
   else
     ec = {}, hosts = co_await resolver.async_resolve(up.host, std::to_string(up.port), redirect(ec));
-  if (!up.tls) {
-    beast::tcp_stream stream(conn.executor());
-    stream.expires_after(config.upstream_timeout);
-    if (!ec) co_await stream.async_connect(hosts, redirect(ec));
-    if (!ec) stream.socket().set_option(tcp::no_delay(true), ec);  // events go on as they come
-    co_return co_await exchange(conn, stream, ec, req, task, p, keep, upstream, t0);
+  beast::tcp_stream& lowest = up.tls ? beast::get_lowest_layer(link.tls.emplace(conn.executor(), *conn.state().tls()))
+                                     : link.plain.emplace(conn.executor());
+  lowest.expires_after(config.upstream_timeout);
+  if (!ec) co_await lowest.async_connect(hosts, redirect(ec));
+  if (!ec) lowest.socket().set_option(tcp::no_delay(true), ec);
+  if (!up.tls || ec) co_return ec;
+  if (!SSL_set_tlsext_host_name(link.tls->native_handle(), const_cast<char*>(up.host.c_str())))
+    co_return error_code(static_cast<int>(::ERR_get_error()), net::error::get_ssl_category());
+  link.tls->set_verify_callback(ssl::host_name_verification(up.host));
+  co_await link.tls->async_handshake(ssl::stream_base::client, redirect(ec));
+  co_return ec;
+}
+
+}  // namespace
+
+net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64_t task, const Popped& p, bool keep,
+                                Json& upstream) {
+  const auto t0 = Clock::now();
+  UpstreamLinkPtr& link = conn.upstream_link();
+  // A kept connection first; if the upstream had closed it, once more on a new one.
+  for (;;) {
+    const bool reused = link != nullptr;
+    error_code ec;
+    if (!reused) {
+      link.reset(new UpstreamLink);
+      ec = co_await connect(conn, *link);
+    }
+    const Hop hop = link->tls ? co_await exchange(conn, *link->tls, link->buffer, ec, reused, req, task, p, keep,
+                                                  upstream, t0)
+                              : co_await exchange(conn, *link->plain, link->buffer, ec, reused, req, task, p, keep,
+                                                  upstream, t0);
+    if (!hop.reusable) link.reset();
+    if (!hop.stale) co_return hop.outcome;
   }
-  beast::ssl_stream<beast::tcp_stream> stream(conn.executor(), *conn.state().tls());
-  beast::get_lowest_layer(stream).expires_after(config.upstream_timeout);
-  if (!ec) co_await beast::get_lowest_layer(stream).async_connect(hosts, redirect(ec));
-  if (!ec) beast::get_lowest_layer(stream).socket().set_option(tcp::no_delay(true), ec);
-  // SNI, and the certificate must name the host.
-  if (!ec && !SSL_set_tlsext_host_name(stream.native_handle(), const_cast<char*>(up.host.c_str())))
-    ec = error_code(static_cast<int>(::ERR_get_error()), net::error::get_ssl_category());
-  stream.set_verify_callback(ssl::host_name_verification(up.host));
-  if (!ec) co_await stream.async_handshake(ssl::stream_base::client, redirect(ec));
-  co_return co_await exchange(conn, stream, ec, req, task, p, keep, upstream, t0);
 }
 
 }  // namespace relsim::mock

@@ -1,9 +1,12 @@
 #pragma once
 // Internal to the server: relsim proxy's hop to the upstream (docs/proxy.md).
-// One upstream connection per request (connection: close), the request's
-// headers passed on but the hop-by-hop ones, the answer streamed back to the
-// client as it arrives (re-framed as chunked, its body bytes unchanged), and
-// broken on the way as an in-stream fault says (stream_fault.hpp).
+// Each client connection keeps its own upstream connection between its
+// requests while both sides keep alive (an answer broken by a fault, or one
+// the upstream closes, ends it); a kept connection the upstream closed while
+// idle is replaced once, before anything reaches the client. The request's
+// headers are passed on but the hop-by-hop ones, the answer streamed back to
+// the client as it arrives (re-framed as chunked, its body bytes unchanged),
+// and broken on the way as an in-stream fault says (stream_fault.hpp).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,7 +24,7 @@ namespace ssl = boost::asio::ssl;
 // Forwards `req` to config().upstream as task `task`'s request p.index,
 // breaking the answer as p.entry says when it is an in-stream fault.
 // `upstream` gets what the log says of the hop: {"status", "headers_ms",
-// "bytes"} and "error" when it failed. An upstream that cannot be reached,
+// "bytes", "reused"} and "error" when it failed. An upstream that cannot be reached,
 // or fails or times out before its headers, is answered 502 with a JSON
 // error body.
 net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64_t task, const Popped& p, bool keep,

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "support/files.hpp"
 #include "support/input_error_cli.hpp"
@@ -29,6 +30,47 @@ TEST(ProxyCli, BadOptionsAreRefusedInOneLine) {
   expect_input_error({"proxy", "--upstream", "http://h", "--port", "0", "--plan", proxy_plan(), "--upstream-timeout", "0"},
                      "[0.001, 3600]");
   expect_input_error({"proxy", "--upstream", "http://h", "--port", "0", "--plan", "/nonexistent/plan.jsonl"});
+}
+
+TEST(ProxyCli, WhereTheFaultsComeFromIsOneSourceCheckedInOneLine) {
+  using relsim::test::expect_input_error;
+  const std::vector<std::string> base = {"proxy", "--upstream", "http://h", "--port", "0"};
+  const auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  expect_input_error(base, "where the faults come from is missing");
+  expect_input_error(with({"--p", "0.3", "--plan", proxy_plan()}), "two sources of faults");
+  expect_input_error(with({"--t-good", "10", "--t-bad", "2", "--p", "0.3"}), "two sources of faults");
+  expect_input_error(with({"--q", "0.8"}), "--q applies in chain mode only");
+  expect_input_error(with({"--p", "0.3", "--q", "0.8", "--burst-mean", "5"}), "give --q or --burst-mean");
+  expect_input_error(with({"--t-good", "10"}), "--t-good needs --t-bad");
+  expect_input_error(with({"--plan", proxy_plan(), "--kinds", "cut=1"}), "--kinds does not apply with --plan");
+  expect_input_error(with({"--plan", proxy_plan(), "--seed", "3"}), "--seed does not apply with --plan");
+  expect_input_error(with({"--p", "1.2"}), "p = 1.2 is out of range");
+  expect_input_error(with({"--p", "0.9", "--q", "0.1"}), "q = 0.1 is out of range for p = 0.9");
+  expect_input_error(with({"--p", "0.3", "--burst-mean", "0.5"}), "burst");
+  expect_input_error(with({"--p", "0.3", "--kinds", "cut=x"}), "weight of cut");
+  expect_input_error(with({"--t-good", "10", "--t-bad", "0"}), "t_bad = 0 is out of range");
+}
+
+TEST(ProxyCli, AuditWithoutAPlanNeedsAChainModeLogAndItsCalls) {
+  using relsim::test::expect_input_error;
+  const auto plain = relsim::test::write_temp(
+      "proxy_cli_audit", "plain.jsonl",
+      R"({"relsim_log": 1, "port": 1, "plan_tasks": null, "retry_after": "0", "retry_after_ms": null})" "\n");
+  expect_input_error({"audit", "--log", plain.string(), "--n", "2", "--infer"}, "give --plan");
+  const auto chain = relsim::test::write_temp(
+      "proxy_cli_audit", "chain.jsonl",
+      R"({"relsim_log": 1, "port": 1, "plan_tasks": null, "retry_after": "0", "retry_after_ms": null, )"
+      R"("chain": {"p": 0.3, "q": 0.8, "seed": 1, "kinds": "cut=1"}})" "\n");
+  expect_input_error({"audit", "--log", chain.string(), "--infer"}, "give --n");
+  const auto broken = relsim::test::write_temp(
+      "proxy_cli_audit", "broken.jsonl",
+      R"({"relsim_log": 1, "port": 1, "plan_tasks": null, "retry_after": "0", "retry_after_ms": null, )"
+      R"("chain": {"p": 1.5, "q": 0.8, "seed": 1, "kinds": "cut=1"}})" "\n");
+  expect_input_error({"audit", "--log", broken.string(), "--n", "2", "--infer"}, "p = 1.5 is out of range");
 }
 
 }  // namespace

@@ -108,6 +108,15 @@ void read_retry_header(Observations& obs, RetryHeaderMode mode, int inner = -1);
 // 0): a server cannot tell a retry after silent chain steps from the next call.
 void check_auditable(const Plan& plan, const std::string& where);
 
+// A log of relsim proxy's chain mode (its header names the chain,
+// core/request_chain.hpp) needs no plan file: the plan is drawn again from
+// the chain, for the tasks the log names (requests or reports), each its
+// first max(requests, the most the log shows) requests; the other tasks'
+// lists are empty. nullopt for a log whose header has no "chain". Throws
+// InputError for a chain that does not parse.
+inline constexpr std::int64_t kMaxChainPlanRequests = 1'000'000;  // per task, for `requests`
+std::optional<Plan> plan_of_chain_log(const RequestLog& log, std::int64_t requests);
+
 // Joins plan, log and reports, the retry header read from the log
 // (read_retry_header, RetryHeaderMode::from_log). `overrides` (from --outcomes) replace the
 // log's reports task by task; the last report of a task counts. Throws

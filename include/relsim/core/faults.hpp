@@ -42,4 +42,17 @@ std::string to_string(const FaultWeights& weights);
 // counts relsim simulate and relsim demo print.
 std::vector<FaultKind> drawn_fault_kinds(const FaultWeights& weights);
 
+// How a 32-bit word picks a bad request's kind (docs/methods.md): kind k when
+// cut[k-1] <= word < cut[k] (cut[-1] = 0), cut[k] = round(2^32 * (w_0 + ...
+// + w_k) / total), and 2^32 from the last kind of positive weight on, so a
+// kind of weight 0 has an empty range and never appears. Shares are exact to
+// 2^-33. Checks the weights (checked_total).
+using KindCuts = std::array<std::uint64_t, kFaultKinds>;
+KindCuts kind_cuts(const FaultWeights& weights);
+inline FaultKind kind_of_word(const KindCuts& cut, std::uint32_t word) {
+  int k = 0;
+  while (word >= cut[static_cast<std::size_t>(k)]) ++k;
+  return static_cast<FaultKind>(k);
+}
+
 }  // namespace relsim

@@ -50,7 +50,10 @@ enum class Stream : std::uint32_t {
   // the model call it follows: its fault, and whether an undo of a partial
   // write fails (tool_uniform below).
   tool_stage = 13,
-  // 14 and up: free.
+  // relsim proxy's chain mode (core/request_chain.hpp): one uniform per
+  // request of a task, whether it is bad.
+  request_chain = 14,
+  // 15 and up: free.
 };
 
 // Philox4x32's multipliers and Weyl key increments (Salmon et al. 2011,

@@ -126,11 +126,8 @@ struct DrawScheme {
   // threshold[e * (r + 1) + j] = t_j for entry e: t_0 = P(first request bad),
   // t_j = t_(j-1) * P^(1+b)[bad, bad].
   std::vector<double> threshold;
-  // Kind k is drawn when cut[k-1] <= word < cut[k] (cut[-1] = 0): cut[k] =
-  // round(2^32 * (w_0 + ... + w_k) / total), and 2^32 from the last kind of
-  // positive weight on, so a kind of weight 0 has an empty range and never
-  // appears. Shares are exact to 2^-33.
-  std::array<std::uint64_t, kFaultKinds> cut{};
+  // The kind cuts (kind_cuts in faults.hpp).
+  KindCuts cut{};
   // guide[w >> 24]: the kind of the smallest word with those top 8 bits, where
   // the search for kind(w) can start (Chen & Asau 1974).
   std::array<std::uint8_t, 256> guide{};

@@ -95,7 +95,7 @@ class OutageSchedule {
   bool first_bad_ = false;
   std::deque<double> switches_;
   std::uint64_t forgotten_ = 0;  // sojourns let go from the front
-  std::array<std::uint64_t, kFaultKinds> cut_{};
+  KindCuts cut_{};
 };
 
 // The reply of GET /control/outage: {"t_good", "t_bad", "time_scale", "seed",

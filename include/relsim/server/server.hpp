@@ -31,6 +31,7 @@
 
 #include "relsim/core/faults.hpp"
 #include "relsim/core/json.hpp"
+#include "relsim/core/request_chain.hpp"
 #include "relsim/server/outage.hpp"
 #include "relsim/server/provider.hpp"
 
@@ -149,6 +150,11 @@ struct ServerConfig {
   // outage schedule, good or bad by its state when the request is read;
   // scripts and plans are refused. Its clock starts with the server.
   std::optional<OutageConfig> outage;
+  // Chain mode (core/request_chain.hpp): every task's requests, in the order
+  // they are read, walk the fault chain request by request (the first
+  // request of a task creates it); scripts and plans are refused, as in
+  // outage mode. Not with outage mode.
+  std::optional<RequestChainConfig> chain;
   // Provider mode (provider.hpp): per-tenant quotas (tenant from x-api-key)
   // and a capacity limit, asked before a request takes its script entry; a
   // request they refuse takes none (429 or 529, logged with "refused").
