@@ -3,6 +3,7 @@
 #include "server/routes.hpp"
 
 #include <algorithm>
+#include <span>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 
 #include "relsim/core/parse.hpp"
 #include "server/replay.hpp"
+#include "server/upstream.hpp"
 
 namespace relsim::mock {
 namespace {
@@ -157,21 +159,30 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
   if (!parts.empty() && parts[0] == "control") co_return co_await control(conn, req, parts, keep);
 
   const ServerConfig& c = conn.state().config();
+  // The API's path after /t/{task} (the mock's) or as it is (the proxy's own paths).
+  const bool prefixed = parts.size() >= 2 && parts[0] == "t";
+  const std::span<const std::string_view> api(parts.begin() + (prefixed ? 2 : 0), parts.end());
+  const bool is_messages = api.size() == 2 && api[0] == "v1" && api[1] == "messages";
   std::optional<std::int64_t> task;
-  if (parts.size() == 4 && parts[0] == "t" && parts[2] == "v1" && parts[3] == "messages") task = parse_task(parts[1]);
-  if (c.upstream && parts.size() == 2 && parts[0] == "v1" && parts[1] == "messages") {
+  if (prefixed) task = parse_task(parts[1]);
+  if (c.upstream && !prefixed) {
     // The proxy's own paths: the task from its header, else task 0.
     const auto named = c.task_header.empty() ? boost::beast::string_view() : req[c.task_header];
     task = named.empty() ? std::optional<std::int64_t>(0) : parse_task(std::string_view(named.data(), named.size()));
   }
-  if (!task) {
+  // The proxy passes the API's other endpoints (/v1/models, /v1/messages/count_tokens, ...) through, without faults.
+  const bool passed = c.upstream && !api.empty() && api[0] == "v1" && !is_messages;
+  if (!task || !(is_messages || passed)) {
     co_await conn.send_error(404, "not_found_error",
                              fmt::format("unknown path '{}' (or task): {} POST /t/{{task}}/v1/messages{}",
                                          path.substr(0, 200), c.upstream ? "the proxy forwards" : "the mock serves",
-                                         c.upstream ? " and /v1/messages" : ""),
+                                         c.upstream ? " and /v1/messages, with faults, and the API's other /v1/ "
+                                                      "paths as they are"
+                                                    : ""),
                              keep);
     co_return keep;
   }
+  if (passed) co_return (co_await pass_through(conn, req, *task, keep)).keep;
   co_return co_await messages(conn, req, *task, received, keep);
 }
 

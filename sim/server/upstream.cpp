@@ -67,19 +67,40 @@ bool hop_by_hop(std::string_view lower) {
   return false;
 }
 
-// The request as the upstream gets it: its own path (base_path +
-// /v1/messages and the query), the client's headers but the hop-by-hop ones
+// The API's own target of a request: its path without the /t/{task} prefix,
+// empty segments dropped, and its query ("/t/3/v1/messages?beta=x" ->
+// "/v1/messages?beta=x").
+std::string api_target(const Request& req) {
+  const std::string_view target(req.target().data(), req.target().size());
+  const std::size_t q = target.find('?');
+  const std::string_view path = target.substr(0, q);
+  std::vector<std::string_view> parts;
+  for (std::size_t i = 0; i < path.size();) {
+    const std::size_t j = std::min(path.find('/', i), path.size());
+    if (j > i) parts.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  std::size_t from = parts.size() >= 2 && parts[0] == "t" ? 2 : 0;
+  std::string out;
+  for (; from < parts.size(); ++from) out += "/" + std::string(parts[from]);
+  if (q != std::string_view::npos) out += target.substr(q);
+  return out;
+}
+
+std::string base_path_of(const Upstream& up, std::int64_t task) {
+  std::string base = up.base_path;
+  if (const std::size_t at = base.find(kTaskInPath); at != std::string::npos)
+    base.replace(at, kTaskInPath.size(), std::to_string(task));
+  return base;
+}
+
+// The request as the upstream gets it: its own path (base_path + the API's
+// target), the client's headers but the hop-by-hop ones
 // and the task header; HTTP/1.1's keep-alive, so the connection can serve
 // the client connection's next request.
 http::request<http::string_body> upstream_request(const Request& req, const Upstream& up,
                                                   const std::string& task_header, std::int64_t task) {
-  const std::string_view target(req.target().data(), req.target().size());
-  const std::size_t q = target.find('?');
-  std::string base = up.base_path;
-  if (const std::size_t at = base.find(kTaskInPath); at != std::string::npos)
-    base.replace(at, kTaskInPath.size(), std::to_string(task));
-  http::request<http::string_body> out{
-      req.method(), base + "/v1/messages" + std::string(q == std::string_view::npos ? "" : target.substr(q)), 11};
+  http::request<http::string_body> out{req.method(), base_path_of(up, task) + api_target(req), 11};
   for (const auto& field : req) {
     const std::string name = wire::lower_case(std::string(field.name_string()));
     if (hop_by_hop(name) || (!task_header.empty() && name == task_header)) continue;
@@ -303,6 +324,13 @@ net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64
     if (!hop.reusable) link.reset();
     if (!hop.stale) co_return hop.outcome;
   }
+}
+
+net::awaitable<Outcome> pass_through(Connection& conn, const Request& req, std::int64_t task, bool keep) {
+  Popped as_is;
+  as_is.found = true;  // an ok entry: no fault
+  Json unlogged;
+  co_return co_await forward(conn, req, task, as_is, keep, unlogged);
 }
 
 }  // namespace relsim::mock

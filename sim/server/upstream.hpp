@@ -29,5 +29,9 @@ namespace ssl = boost::asio::ssl;
 // error body.
 net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64_t task, const Popped& p, bool keep,
                                 Json& upstream);
+// Another endpoint of the API than the messages one (GET /v1/models, POST
+// /v1/messages/count_tokens, ...): forwarded as it is, the answer passed
+// back unchanged, taking no entry and no fault, and not in the request log.
+net::awaitable<Outcome> pass_through(Connection& conn, const Request& req, std::int64_t task, bool keep);
 
 }  // namespace relsim::mock

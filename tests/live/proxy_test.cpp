@@ -260,6 +260,25 @@ TEST(Proxy, AKeptConnectionTheUpstreamClosedIsReplacedUnseen) {
   EXPECT_EQ(reused(proxy.port()), (std::vector<bool>{false, false}));
 }
 
+TEST(Proxy, TheApisOtherEndpointsPassThroughWithoutFaultsOrEntries) {
+  // The upstream is a mock, which knows none of them: its own 404 comes
+  // back through the proxy and names the path it was asked for.
+  Pair pair(one_task({"http_529", "ok"}), 8);
+  const Response models = one_request(pair.proxy.port(), request("GET", "/v1/models?limit=2"));
+  EXPECT_EQ(models.status, 404);
+  EXPECT_NE(body_of(models).find("unknown path '/t/0/v1/models'"), std::string::npos) << body_of(models);
+  const Response count = one_request(pair.proxy.port(), request("POST", "/t/0/v1/messages/count_tokens", kBody));
+  EXPECT_NE(body_of(count).find("'/t/0/v1/messages/count_tokens'"), std::string::npos) << body_of(count);
+  // Neither took the plan's first entry, nor is in the request log.
+  expect_api_error(one_request(pair.proxy.port(), message(0)), 529, "overloaded_error");
+  ASSERT_TRUE(pair.proxy.wait_finished(0, 1, kLimit));
+  EXPECT_EQ(test::journal_requests(pair.proxy.port()).size(), 1u);
+  // Not under /v1/: the proxy's own 404.
+  const Response other = one_request(pair.proxy.port(), request("GET", "/v2/models"));
+  EXPECT_EQ(other.status, 404);
+  EXPECT_NE(other.body.find("the proxy forwards"), std::string::npos) << other.body;
+}
+
 TEST(Proxy, UpstreamUrlsAreCheckedInOneLine) {
   const Upstream u = parse_upstream("http://api.example.test:8443/base/");
   EXPECT_EQ(u.host, "api.example.test");
