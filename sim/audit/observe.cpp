@@ -132,8 +132,8 @@ void check_auditable(const Plan& plan, const std::string& where) {
     const auto it = plan.header.find(key);
     if (it == plan.header.end()) continue;
     if (!it->is_number() || it->get<double>() != 0.0)
-      throw InputError(fmt::format("{}: the plan has {} = {}: an audited plan needs b = g = 0 (a server cannot tell "
-                                   "a retry after silent steps from the next call)",
+      throw InputError(fmt::format("{}: the plan has {} = {}: a plan served to any client needs b = g = 0 (a server "
+                                   "cannot tell a retry after silent steps from the next call)",
                                    where, key, json_excerpt(*it)));
   }
 }

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "relsim/audit/audit.hpp"
 #include "relsim/core/bursts.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/core/request_chain.hpp"
@@ -104,6 +105,7 @@ int run_proxy(const ProxyArgs& a) {
   config.outage = seconds_config(a);
   validate(config);
   const std::optional<Plan> plan = a.plan_opt->count() ? std::optional<Plan>(read_plan(a.plan)) : std::nullopt;
+  if (plan) check_auditable(*plan, a.plan);
   StopSignals signals;  // before the server's threads start
   {
     std::optional<Server> server;

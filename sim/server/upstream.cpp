@@ -130,6 +130,21 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 
 namespace {
 
+using Piece = std::array<char, 16384>;
+
+// What `buffer` holds, parsed into `piece` without waiting (chunk headers and
+// body bytes alike): how many buffered bytes it used and how many body bytes
+// it gave. Neither when it needs more from the upstream.
+std::pair<std::size_t, std::size_t> parse_buffered(http::response_parser<http::buffer_body>& parser,
+                                                   beast::flat_buffer& buffer, Piece& piece, error_code& ec) {
+  parser.get().body().data = piece.data();
+  parser.get().body().size = piece.size();
+  const std::size_t used = parser.put(buffer.data(), ec);
+  buffer.consume(used);
+  if (ec == http::error::need_buffer || ec == http::error::need_more) ec = {};
+  return {used, piece.size() - parser.get().body().size};
+}
+
 // The answer, streamed back to the client as it comes, broken as p.entry says.
 // `reusable` says whether the upstream connection can carry another request:
 // its answer was read to the end and it keeps alive.
@@ -145,38 +160,52 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, beast::fla
   const bool in_stream = p.entry.reply == Reply::fault && wire::streams(p.entry);
   StreamFault fault(events && in_stream ? std::optional<FaultKind>(p.entry.fault) : std::nullopt);
   const Outcome gone{status, "client_gone", false};
-  // Bytes for the client go out in as few writes as they can without waiting
-  // on the upstream for more: the head with the body bytes its read brought
-  // along, each read's events together, the last with the terminating chunk.
-  // Before any other read, whatever is pending is written.
+  // The upstream's bytes are parsed as they are read, and what the client
+  // gets goes out in as few writes as it can without waiting on the
+  // upstream: the head with the body bytes its read brought along, all that
+  // one read brought, the last of it with the terminating chunk. Before the
+  // proxy waits on the upstream, whatever is pending is written.
   std::string pending = client_head(res, keep);
-  bool first = buffer.size() > 0;  // the header's read brought body bytes: parsed without waiting
-  std::array<char, 16384> piece{};
+  parser.eager(true);  // each put parses all it can: chunk headers and bodies alike
+  Piece piece{};
   std::size_t bytes = 0;
-  std::vector<StreamFault::Step> steps;
   error_code ec;
+  const auto broke_off = [&](const error_code& why) {
+    upstream["error"] = fmt::format("upstream {} broke off after {} bytes: {}", config.upstream->url, bytes,
+                                    why.message());
+  };
   while (!fault.done()) {
+    std::vector<StreamFault::Step> steps;
     if (parser.is_done()) {
       steps = fault.finish();
     } else {
-      if (!std::exchange(first, false) && !pending.empty() && !co_await conn.write(std::exchange(pending, {})))
-        co_return gone;
-      parser.get().body().data = piece.data();
-      parser.get().body().size = piece.size();
-      beast::get_lowest_layer(stream).expires_after(config.upstream_timeout);
-      // What has arrived, not a full piece: async_read would wait for 16 KiB or the end.
-      co_await http::async_read_some(stream, buffer, parser, redirect(ec));
-      if (ec == http::error::need_buffer) ec = {};
-      const std::size_t n = piece.size() - parser.get().body().size;
+      const auto [used, n] = parse_buffered(parser, buffer, piece, ec);
       bytes += n;
       upstream["bytes"] = bytes;
-      if (ec) {  // the upstream broke off: so does the answer
-        upstream["error"] =
-            fmt::format("upstream {} broke off after {} bytes: {}", config.upstream->url, bytes, ec.message());
-        for (const StreamFault::Step& s : fault.feed(std::string_view(piece.data(), n))) pending += wire::chunk(s.bytes);
+      if (ec) {  // bytes that are not HTTP: as if the upstream broke off
+        broke_off(ec);
         if (!pending.empty()) co_await conn.write(std::exchange(pending, {}));
         conn.close_socket();
         co_return Outcome{status, "closed", false};
+      }
+      if (used == 0 && n == 0) {
+        // Nothing more without the upstream.
+        if (!pending.empty() && !co_await conn.write(std::exchange(pending, {}))) co_return gone;
+        beast::get_lowest_layer(stream).expires_after(config.upstream_timeout);
+        const std::size_t got = co_await stream.async_read_some(buffer.prepare(piece.size()), redirect(ec));
+        buffer.commit(got);
+        if (ec == net::error::eof || ec == ssl::error::stream_truncated) {
+          // An answer that ends with its connection is complete; any other is cut short.
+          error_code at_end;
+          parser.put_eof(at_end);
+          ec = at_end;
+        }
+        if (ec) {
+          broke_off(ec);
+          conn.close_socket();
+          co_return Outcome{status, "closed", false};
+        }
+        continue;
       }
       steps = fault.feed(std::string_view(piece.data(), n));
     }

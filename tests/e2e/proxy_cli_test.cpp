@@ -30,6 +30,13 @@ TEST(ProxyCli, BadOptionsAreRefusedInOneLine) {
   expect_input_error({"proxy", "--upstream", "http://h", "--port", "0", "--plan", proxy_plan(), "--upstream-timeout", "0"},
                      "[0.001, 3600]");
   expect_input_error({"proxy", "--upstream", "http://h", "--port", "0", "--plan", "/nonexistent/plan.jsonl"});
+  // A plan with silent steps: the proxy cannot tell a retry from the next call.
+  const auto silent = relsim::test::write_temp(
+      "proxy_cli_plan", "silent.jsonl",
+      R"({"relsim_plan": 1, "tasks": 1, "source": "generated", "b": 2, "g": 0})" "\n"
+      R"({"task": 0, "requests": ["ok"]})" "\n");
+  expect_input_error({"proxy", "--upstream", "http://h", "--port", "0", "--plan", silent.string()},
+                     "the plan has b = 2");
 }
 
 TEST(ProxyCli, WhereTheFaultsComeFromIsOneSourceCheckedInOneLine) {

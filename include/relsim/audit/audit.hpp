@@ -105,7 +105,8 @@ struct Observations {
 void read_retry_header(Observations& obs, RetryHeaderMode mode, int inner = -1);
 
 // Throws InputError unless the plan's header has b = g = 0 (absent counts as
-// 0): a server cannot tell a retry after silent chain steps from the next call.
+// 0): a server cannot tell a retry after silent chain steps from the next
+// call. For the audit, and for relsim proxy's --plan.
 void check_auditable(const Plan& plan, const std::string& where);
 
 // A log of relsim proxy's chain mode (its header names the chain,
