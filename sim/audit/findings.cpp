@@ -57,6 +57,9 @@ std::string outcome_finding(const TaskAudit& a, const TaskObservation& o) {
 
 std::string finding_of(const TaskAudit& a, const TaskObservation& o) {
   if (a.checks == 0) return "";
+  if (!o.upstream_failed.empty())
+    return "the real upstream itself failed and the proxy passed its failure on: this task's mismatch is not the "
+           "client's doing (upstream)";
   const std::string kind = a.blame.empty() ? "request" : a.blame;
   std::string line;
   if (a.failed(Check::outcome) && o.outcome) line = outcome_finding(a, o);

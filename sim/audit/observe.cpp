@@ -84,6 +84,8 @@ TaskObservation observe_task(std::int64_t task, const std::vector<const RequestL
     o.retry_count.push_back(retry_count_value(r.retry_count));
     o.received_ms.push_back(r.received_ms);
     o.finished_ms.push_back(r.finished_ms);
+    if (r.upstream_failed && o.upstream_failed.empty())
+      o.upstream_failed = fmt::format("request {}: {}", r.index, *r.upstream_failed);
   }
   // A hang: the last request still open at shutdown, or a stall the client
   // never got past (no retry, no report: it left only when its process did).

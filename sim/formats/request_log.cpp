@@ -106,6 +106,23 @@ bool parse_entry(const Json& v, const At& at, PlannedRequest& entry) {
   }
 }
 
+// A proxied request's "upstream": {"status": S or null, ..., "error": TEXT}.
+// What failed on the hop, in words: the error, or the upstream's own 4xx or
+// 5xx; nullopt when the upstream answered.
+std::optional<std::string> upstream_failure(const Json& up, const At& at) {
+  const auto status = up.is_object() ? up.find("status") : up.end();
+  if (status == up.end() || !(status->is_null() || status->is_number_integer()))
+    throw InputError(fmt::format("{}: \"upstream\" = {} is not an object with a \"status\" (an HTTP status or null)",
+                                 at, json_excerpt(up)));
+  if (const auto error = up.find("error"); error != up.end()) {
+    if (!error->is_string()) throw InputError(fmt::format("{}: \"upstream\".\"error\" must be a string", at));
+    return error->get<std::string>();
+  }
+  if (status->is_number_integer() && status->get<std::int64_t>() >= 400)
+    return fmt::format("the upstream answered {}", status->get<std::int64_t>());
+  return std::nullopt;
+}
+
 RequestLine parse_request(const Json& j, const At& at) {
   RequestLine r;
   r.task = count_field(j, "task", at);
@@ -126,6 +143,7 @@ RequestLine parse_request(const Json& j, const At& at) {
   if (!rc.is_null() && !rc.is_string())
     throw InputError(fmt::format("{}: \"retry_count\" = {} is not a string or null", at, json_excerpt(rc)));
   if (rc.is_string()) r.retry_count = rc.get<std::string>();
+  if (const auto up = j.find("upstream"); up != j.end()) r.upstream_failed = upstream_failure(*up, at);
   // An index is taken exactly when an entry is served or the script is found exhausted.
   if ((r.index >= 0) != (r.served || r.exhausted) || (r.served && r.exhausted))
     throw InputError(fmt::format("{}: \"index\", \"entry\" and \"exhausted\" disagree (an index goes with an entry "

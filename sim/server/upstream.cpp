@@ -222,7 +222,8 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, beast::fla
       }
     }
   }
-  reusable = parser.is_done() && parser.get().keep_alive();
+  // Bytes past the answer would be taken for the next one's: such a connection is not kept.
+  reusable = parser.is_done() && parser.get().keep_alive() && buffer.size() == 0;
   pending += wire::kLastChunk;
   if (!co_await conn.write(pending)) co_return gone;
   co_return Outcome{status, "complete", keep};

@@ -557,5 +557,43 @@ TEST(AuditFindings, EachMismatchSaysWhatItMeansAndAcceptingItLeavesNone) {
   expect_error([] { parse_acceptance("cut=crash,cut=done"); }, "'cut=done' is given twice");
 }
 
+TEST(AuditFindings, ARealUpstreamsOwnFailureThroughTheProxyIsNotTheClients) {
+  // Through relsim proxy: the plan had request 0 good, the upstream could not
+  // be reached (502 from the proxy), the client retried and finished. Simple
+  // r = 2 expects one request; the finding says whose doing the second was.
+  const Plan plan = plan_of({{"ok", "ok", "ok"}}, 1);
+  LogBuilder log;
+  log.text += R"({"task": 0, "index": 0, "entry": "ok", "status": 502, "end": "complete", "received_ms": 0, )"
+              R"("finished_ms": 1, "retry_count": null, "body_bytes": 86, "upstream": {"status": null, )"
+              R"("headers_ms": 0.4, "bytes": 0, "reused": false, "error": "upstream http://127.0.0.1:1 failed )"
+              R"(before its headers: Connection refused"}})" "\n";
+  log.next[0] = 1;
+  log.free_at[0] = 1.0;
+  log.req(0, "ok").outcome(0, "done");
+  const Audited a = audit(plan, log, Policy{.n = 1, .r = 2, .kind = PolicyKind::simple});
+  ASSERT_EQ(a.result.mismatches, 1);
+  EXPECT_EQ(a.result.tasks[0].finding,
+            "the real upstream itself failed and the proxy passed its failure on: this task's mismatch is not the "
+            "client's doing (upstream)");
+  EXPECT_NE(a.result.tasks[0].detail.find("upstream request 0: upstream http://127.0.0.1:1 failed before its headers"),
+            std::string::npos)
+      << a.result.tasks[0].detail;
+  // The upstream's own error status counts the same; a 200 does not.
+  LogBuilder own;
+  own.text += R"({"task": 0, "index": 0, "entry": "ok", "status": 500, "end": "complete", "received_ms": 0, )"
+              R"("finished_ms": 1, "retry_count": null, "body_bytes": 86, "upstream": {"status": 500, )"
+              R"("headers_ms": 0.4, "bytes": 90, "reused": true}})" "\n";
+  EXPECT_EQ(own.log().requests[0].upstream_failed, "the upstream answered 500");
+  LogBuilder fine;
+  fine.text += R"({"task": 0, "index": 0, "entry": "ok", "status": 200, "end": "complete", "received_ms": 0, )"
+               R"("finished_ms": 1, "retry_count": null, "body_bytes": 86, "upstream": {"status": 200, )"
+               R"("headers_ms": 0.4, "bytes": 905, "reused": true}})" "\n";
+  EXPECT_FALSE(fine.log().requests[0].upstream_failed);
+  LogBuilder bad;
+  bad.text += R"({"task": 0, "index": 0, "entry": "ok", "status": 200, "end": "complete", "received_ms": 0, )"
+              R"("finished_ms": 1, "retry_count": null, "body_bytes": 86, "upstream": "yes"})" "\n";
+  expect_error([&] { (void)bad.log(); }, "\"upstream\" = \"yes\" is not an object");
+}
+
 }  // namespace
 }  // namespace relsim

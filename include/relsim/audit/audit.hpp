@@ -61,6 +61,9 @@ struct TaskObservation {
   std::vector<int> retry_count;     // per request; kRetryCountAbsent / kRetryCountInvalid
   int inner_retries = -1;           // RetryHeaderReading::inner, the same for every task
   std::vector<double> received_ms, finished_ms;  // per request
+  // relsim proxy: the first request whose hop to the real upstream failed,
+  // "request K: WHAT"; "" when none did.
+  std::string upstream_failed;
 };
 
 // How x-stainless-retry-count is read. It counts the retries of the official

@@ -35,6 +35,9 @@ struct RequestLine {
   int status = 0;
   double received_ms = 0.0, finished_ms = 0.0;
   std::optional<std::string> retry_count;  // x-stainless-retry-count as sent
+  // relsim proxy: what went wrong on the hop to the real upstream (its own
+  // error status, or the hop's "error"), in words; none when it answered.
+  std::optional<std::string> upstream_failed;
   std::int64_t line = 0;                   // 1-based line in the log file
 };
 
