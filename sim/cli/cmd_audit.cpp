@@ -56,9 +56,12 @@ Plan plan_of_log(const AuditArgs& a, const RequestLog& log) {
                                  a.log));
   if (!a.n_opt->count())
     throw InputError(fmt::format("{}: a chain-mode log does not know the calls per task: give --n", a.log));
-  const std::int64_t per_call = std::max<std::int64_t>(
-      1, a.infer ? std::int64_t{kInferMax + 1} * (kInferMax + 1)
-                 : Policy{a.n, a.r, a.s, a.B, parse_policy_kind(a.policy_kind)}.max_requests_per_call());
+  std::int64_t per_call = std::int64_t{kInferMax + 1} * (kInferMax + 1);
+  if (!a.infer) {
+    const Policy policy{a.n, a.r, a.s, a.B, parse_policy_kind(a.policy_kind)};
+    validate(policy);  // before its request count is computed from --s and --r
+    per_call = std::max(1, policy.max_requests_per_call());
+  }
   const std::int64_t n = std::clamp<std::int64_t>(a.n, 1, kMaxChainPlanRequests);
   return *plan_of_chain_log(log, std::min(n, kMaxChainPlanRequests / per_call) * per_call);
 }

@@ -1,6 +1,8 @@
 // relsim proxy's hop to the upstream (upstream.hpp), and the upstream's URL.
 #include "server/upstream.hpp"
 
+#include <poll.h>
+
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -60,9 +62,10 @@ namespace beast = boost::beast;
 std::string_view sv(boost::beast::string_view s) { return {s.data(), s.size()}; }
 
 bool hop_by_hop(std::string_view lower) {
+  // expect: the proxy has answered 100-continue itself and has the whole body.
   for (const std::string_view h : {"connection", "keep-alive", "proxy-connection", "proxy-authenticate",
                                    "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade",
-                                   "content-length", "host"})
+                                   "content-length", "host", "expect"})
     if (lower == h) return true;
   return false;
 }
@@ -113,13 +116,17 @@ http::request<http::string_body> upstream_request(const Request& req, const Upst
   return out;
 }
 
-// The head the client gets: the upstream's status and headers, re-framed chunked.
-std::string client_head(const http::response_header<>& res, bool keep) {
+// The head the client gets: the upstream's status and headers, re-framed
+// chunked; an answer that has no body (to HEAD, a 204 or a 304) keeps its
+// content-length and gets no framing.
+std::string client_head(const http::response_header<>& res, bool keep, bool bodiless) {
   wire::Headers headers;
-  for (const auto& field : res)
-    if (!hop_by_hop(wire::lower_case(std::string(field.name_string()))))
+  for (const auto& field : res) {
+    const std::string name = wire::lower_case(std::string(field.name_string()));
+    if (!hop_by_hop(name) || (bodiless && name == "content-length"))
       headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-  headers.emplace_back("transfer-encoding", "chunked");
+  }
+  if (!bodiless) headers.emplace_back("transfer-encoding", "chunked");
   headers.emplace_back("connection", keep ? "keep-alive" : "close");
   return wire::head(static_cast<int>(res.result_int()), sv(res.reason()), headers);
 }
@@ -145,13 +152,30 @@ std::pair<std::size_t, std::size_t> parse_buffered(http::response_parser<http::b
   return {used, piece.size() - parser.get().body().size};
 }
 
+// Waits for the upstream's next bytes into `buffer`. An answer that ends
+// with its connection is then complete; any other end is an error in `ec`.
+template <class Stream>
+net::awaitable<void> read_more(Stream& stream, beast::flat_buffer& buffer,
+                               http::response_parser<http::buffer_body>& parser, std::chrono::milliseconds timeout,
+                               error_code& ec) {
+  beast::get_lowest_layer(stream).expires_after(timeout);
+  const std::size_t got = co_await stream.async_read_some(buffer.prepare(sizeof(Piece)), redirect(ec));
+  buffer.commit(got);
+  if (ec == net::error::eof || ec == ssl::error::stream_truncated) {
+    error_code at_end;
+    parser.put_eof(at_end);
+    ec = at_end;
+  }
+}
+
 // The answer, streamed back to the client as it comes, broken as p.entry says.
 // `reusable` says whether the upstream connection can carry another request:
 // its answer was read to the end and it keeps alive.
 template <class Stream>
 net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, beast::flat_buffer& buffer,
-                                    http::response_parser<http::buffer_body>& parser, std::int64_t task,
-                                    const Popped& p, bool keep, Json& upstream, bool& reusable) {
+                                    http::response_parser<http::buffer_body>& parser, bool bodiless,
+                                    std::int64_t task, const Popped& p, bool keep, Json& upstream,
+                                    bool& reusable) {
   const ServerConfig& config = conn.state().config();
   const auto& res = parser.get();
   const int status = static_cast<int>(res.result_int());
@@ -160,12 +184,17 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, beast::fla
   const bool in_stream = p.entry.reply == Reply::fault && wire::streams(p.entry);
   StreamFault fault(events && in_stream ? std::optional<FaultKind>(p.entry.fault) : std::nullopt);
   const Outcome gone{status, "client_gone", false};
+  if (bodiless) {  // its head is all of it
+    reusable = parser.is_done() && parser.keep_alive() && buffer.size() == 0;
+    if (!co_await conn.write(client_head(res, keep, true))) co_return gone;
+    co_return Outcome{status, "complete", keep};
+  }
   // The upstream's bytes are parsed as they are read, and what the client
   // gets goes out in as few writes as it can without waiting on the
   // upstream: the head with the body bytes its read brought along, all that
   // one read brought, the last of it with the terminating chunk. Before the
   // proxy waits on the upstream, whatever is pending is written.
-  std::string pending = client_head(res, keep);
+  std::string pending = client_head(res, keep, false);
   parser.eager(true);  // each put parses all it can: chunk headers and bodies alike
   Piece piece{};
   std::size_t bytes = 0;
@@ -182,8 +211,9 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, beast::fla
       const auto [used, n] = parse_buffered(parser, buffer, piece, ec);
       bytes += n;
       upstream["bytes"] = bytes;
-      if (ec) {  // bytes that are not HTTP: as if the upstream broke off
+      if (ec) {  // bytes that are not HTTP: as if the upstream broke off, after what came before them
         broke_off(ec);
+        for (const StreamFault::Step& st : fault.feed(std::string_view(piece.data(), n))) pending += wire::chunk(st.bytes);
         if (!pending.empty()) co_await conn.write(std::exchange(pending, {}));
         conn.close_socket();
         co_return Outcome{status, "closed", false};
@@ -191,15 +221,7 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, beast::fla
       if (used == 0 && n == 0) {
         // Nothing more without the upstream.
         if (!pending.empty() && !co_await conn.write(std::exchange(pending, {}))) co_return gone;
-        beast::get_lowest_layer(stream).expires_after(config.upstream_timeout);
-        const std::size_t got = co_await stream.async_read_some(buffer.prepare(piece.size()), redirect(ec));
-        buffer.commit(got);
-        if (ec == net::error::eof || ec == ssl::error::stream_truncated) {
-          // An answer that ends with its connection is complete; any other is cut short.
-          error_code at_end;
-          parser.put_eof(at_end);
-          ec = at_end;
-        }
+        co_await read_more(stream, buffer, parser, config.upstream_timeout, ec);
         if (ec) {
           broke_off(ec);
           conn.close_socket();
@@ -223,7 +245,7 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, beast::fla
     }
   }
   // Bytes past the answer would be taken for the next one's: such a connection is not kept.
-  reusable = parser.is_done() && parser.get().keep_alive() && buffer.size() == 0;
+  reusable = parser.is_done() && parser.keep_alive() && buffer.size() == 0;
   pending += wire::kLastChunk;
   if (!co_await conn.write(pending)) co_return gone;
   co_return Outcome{status, "complete", keep};
@@ -257,12 +279,21 @@ net::awaitable<Hop> exchange(Connection& conn, Stream& stream, beast::flat_buffe
     beast::get_lowest_layer(stream).expires_after(config.upstream_timeout);
     co_await http::async_write(stream, out, redirect(ec));
   }
-  http::response_parser<http::buffer_body> parser;
-  // No limit: an answer streams through. (Not boost::none: Boost 1.74's
-  // parser compares a content-length with the empty optional and refuses it.)
-  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-  if (!ec) co_await http::async_read_header(stream, buffer, parser, redirect(ec));
-  if (ec && reused && closed_while_idle(ec) && !parser.got_some()) co_return Hop{{}, false, true};
+  // A kept connection whose write fails was closed by the upstream before
+  // it could read the request: stale, and the request goes once more on a
+  // new one. After the write the request may have been taken: not resent.
+  if (ec && reused && closed_while_idle(ec)) co_return Hop{{}, false, true};
+  const bool head = req.method() == http::verb::head;
+  std::optional<http::response_parser<http::buffer_body>> parser;
+  // Interim answers (1xx) are read past: the proxy has answered 100-continue itself.
+  do {
+    parser.emplace();
+    // No limit: an answer streams through. (Not boost::none: Boost 1.74's
+    // parser compares a content-length with the empty optional and refuses it.)
+    parser->body_limit(std::numeric_limits<std::uint64_t>::max());
+    parser->skip(head);
+    if (!ec) co_await http::async_read_header(stream, buffer, *parser, redirect(ec));
+  } while (!ec && parser->get().result_int() / 100 == 1);
   if (ec) {
     const std::string why =
         fmt::format("upstream {} failed before its headers: {}", config.upstream->url, ec.message());
@@ -270,12 +301,15 @@ net::awaitable<Hop> exchange(Connection& conn, Stream& stream, beast::flat_buffe
     const bool ok = co_await conn.send_error(502, "api_error", why, keep);
     co_return Hop{{502, ok ? "complete" : "client_gone", ok && keep}};
   }
-  upstream = Json{{"status", static_cast<int>(parser.get().result_int())},
+  const int status = static_cast<int>(parser->get().result_int());
+  upstream = Json{{"status", status},
                   {"headers_ms", ms_since(t0)},
                   {"bytes", 0},
                   {"reused", reused}};
   Hop hop;
-  hop.outcome = co_await stream_back(conn, stream, buffer, parser, task, p, keep, upstream, hop.reusable);
+  const bool bodiless = head || status == 204 || status == 304;
+  hop.outcome =
+      co_await stream_back(conn, stream, buffer, *parser, bodiless, task, p, keep, upstream, hop.reusable);
   co_return hop;
 }
 
@@ -335,11 +369,26 @@ net::awaitable<error_code> connect(Connection& conn, UpstreamLink& link) {
 
 }  // namespace
 
+namespace {
+
+// Whether a kept connection is still open with nothing to read: the
+// upstream's close (FIN or reset), a TLS close_notify or stray bytes all
+// make the socket readable.
+bool idle_and_open(UpstreamLink& link) {
+  tcp::socket& socket = link.tls ? beast::get_lowest_layer(*link.tls).socket() : link.plain->socket();
+  pollfd p{socket.native_handle(), POLLIN | POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) == 0;
+}
+
+}  // namespace
+
 net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64_t task, const Popped& p, bool keep,
                                 Json& upstream) {
   const auto t0 = Clock::now();
   UpstreamLinkPtr& link = conn.upstream_link();
-  // A kept connection first; if the upstream had closed it, once more on a new one.
+  // A kept connection the upstream has closed (or sent anything on) while it was idle is let go.
+  if (link && !idle_and_open(*link)) link.reset();
+  // A kept connection first; if its write fails, once more on a new one.
   for (;;) {
     const bool reused = link != nullptr;
     error_code ec;

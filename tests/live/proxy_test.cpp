@@ -18,6 +18,7 @@
 #include "server_wire.hpp"
 #include "support/files.hpp"
 #include "support/journal.hpp"
+#include "support/raw_client.hpp"
 
 namespace relsim {
 namespace proxy_test {
@@ -277,6 +278,25 @@ TEST(Proxy, TheApisOtherEndpointsPassThroughWithoutFaultsOrEntries) {
   const Response other = one_request(pair.proxy.port(), request("GET", "/v2/models"));
   EXPECT_EQ(other.status, 404);
   EXPECT_NE(other.body.find("the proxy forwards"), std::string::npos) << other.body;
+}
+
+TEST(Proxy, AHeadAnswerHasNoBodyAndExpectIsNotPassedOn) {
+  Pair pair(one_task({"ok", "ok"}), 8);
+  // HEAD: the upstream's head as it is (its content-length, no chunked framing), and nothing after it.
+  test::RawClient c(pair.proxy.port());
+  c.send(request("HEAD", "/v1/models", "", "connection: close\r\n"));
+  c.drain();
+  ASSERT_EQ(c.buf.rfind("HTTP/1.1 404 ", 0), 0u) << c.buf;
+  EXPECT_EQ(c.buf.find("transfer-encoding"), std::string::npos) << c.buf;
+  EXPECT_NE(c.buf.find("content-length"), std::string::npos) << c.buf;
+  EXPECT_EQ(c.buf.find("\r\n\r\n") + 4, c.buf.size()) << c.buf;
+  // Expect: 100-continue is the proxy's to answer; the upstream never sees it.
+  Client d(pair.proxy.port());
+  Response r = roundtrip(d, message(0, "expect: 100-continue\r\n"));
+  if (r.status == 100) r = read_response(d);  // the proxy's own interim answer, when it came before the body
+  EXPECT_EQ(r.status, 200);
+  ASSERT_EQ(pair.upstream.log(0).requests.size(), 1u);
+  EXPECT_FALSE(pair.upstream.log(0).requests[0].header("expect"));
 }
 
 TEST(Proxy, UpstreamUrlsAreCheckedInOneLine) {

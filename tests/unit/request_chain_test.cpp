@@ -122,6 +122,14 @@ TEST(RequestChain, TheLogsPlanIsItsRequests) {
   EXPECT_EQ(drawn->header["source"], "chain");
   EXPECT_TRUE(drawn->tasks[0].requests.empty());
   EXPECT_EQ(drawn->tasks[5].requests, RequestChain(c).first(5, 41));
+  // Ids past what a plan holds are refused in a line, not allocated.
+  log.requests[0].index = kMaxChainPlanRequests;
+  EXPECT_THROW((void)plan_of_chain_log(log, 10), InputError);
+  log.requests[0].index = 0;
+  log.requests[0].task = kMaxPlanTasks;
+  EXPECT_THROW((void)plan_of_chain_log(log, 10), InputError);
+  log.requests[0].task = 5;
+  EXPECT_THROW((void)plan_of_chain_log(log, kMaxChainPlanRequests + 1), InputError);
 }
 
 }  // namespace

@@ -118,7 +118,10 @@ void check_auditable(const Plan& plan, const std::string& where);
 // first max(requests, the most the log shows) requests; the other tasks'
 // lists are empty. nullopt for a log whose header has no "chain". Throws
 // InputError for a chain that does not parse.
-inline constexpr std::int64_t kMaxChainPlanRequests = 1'000'000;  // per task, for `requests`
+// Bounds: tasks below kMaxPlanTasks, each list at most kMaxChainPlanRequests
+// long, kMaxChainPlanEntries in all; past them an InputError.
+inline constexpr std::int64_t kMaxChainPlanRequests = 1'000'000;  // per task
+inline constexpr std::int64_t kMaxChainPlanEntries = 100'000'000;  // in all
 std::optional<Plan> plan_of_chain_log(const RequestLog& log, std::int64_t requests);
 
 // Joins plan, log and reports, the retry header read from the log
