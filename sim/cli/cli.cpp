@@ -147,7 +147,7 @@ constexpr HelpLine kHelpLines[] = {
     {"plan", "Faults for real clients", "write a fault plan: each task's requests, ok or a fault kind"},
     {"oracle", "Faults for real clients", "predict each task's outcome, requests and longest wait from a plan"},
     {"serve", "Faults for real clients", "run the fault-injecting mock of the Messages API on 127.0.0.1"},
-    {"proxy", "Faults for real clients", "put a plan's faults in front of a real model API, on 127.0.0.1"},
+    {"proxy", "Faults for real clients", "put bursty faults in front of a real model API, on 127.0.0.1"},
     {"live", "Faults for real clients", "run tasks against the embedded mock, each checked against the oracle"},
     {"demo", "Faults for real clients", "the reference experiment: exact, simulated, live; exit 1 on a mismatch"},
     {"fleet", "Faults for real clients", "many agents of many tenants sharing one provider, event by event"},
