@@ -18,22 +18,6 @@
 namespace relsim::mock {
 namespace {
 
-// The non-empty segments of a path: "/t//1/" -> {"t", "1"}.
-std::vector<std::string_view> split_path(std::string_view path) {
-  std::vector<std::string_view> parts;
-  std::size_t i = 0;
-  while (i < path.size()) {
-    if (path[i] == '/') {
-      ++i;
-      continue;
-    }
-    const std::size_t j = std::min(path.find('/', i), path.size());
-    parts.push_back(path.substr(i, j - i));
-    i = j;
-  }
-  return parts;
-}
-
 // Seconds since the Unix epoch, for the rate-limit headers' reset time.
 double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -142,6 +126,21 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
 }
 
 }  // namespace
+
+std::vector<std::string_view> split_path(std::string_view path) {
+  std::vector<std::string_view> parts;
+  std::size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '/') {
+      ++i;
+      continue;
+    }
+    const std::size_t j = std::min(path.find('/', i), path.size());
+    parts.push_back(path.substr(i, j - i));
+    i = j;
+  }
+  return parts;
+}
 
 std::optional<std::int64_t> parse_task(std::string_view s) {
   // Digits only (no sign), and few enough that every such number fits.

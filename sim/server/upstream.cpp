@@ -17,6 +17,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/parse.hpp"
+#include "server/routes.hpp"
 #include "server/stream_fault.hpp"
 
 namespace relsim {
@@ -76,13 +77,7 @@ bool hop_by_hop(std::string_view lower) {
 std::string api_target(const Request& req) {
   const std::string_view target(req.target().data(), req.target().size());
   const std::size_t q = target.find('?');
-  const std::string_view path = target.substr(0, q);
-  std::vector<std::string_view> parts;
-  for (std::size_t i = 0; i < path.size();) {
-    const std::size_t j = std::min(path.find('/', i), path.size());
-    if (j > i) parts.push_back(path.substr(i, j - i));
-    i = j + 1;
-  }
+  const std::vector<std::string_view> parts = split_path(target.substr(0, q));
   std::size_t from = parts.size() >= 2 && parts[0] == "t" ? 2 : 0;
   std::string out;
   for (; from < parts.size(); ++from) out += "/" + std::string(parts[from]);
@@ -258,8 +253,7 @@ struct Hop {
   bool stale = false;     // a kept connection the upstream had closed: nothing sent back, try a new one
 };
 
-// A kept connection that fails before a byte of the answer, as one the
-// upstream closed while it was idle fails.
+// A write that fails on a kept connection the upstream closed while it was idle.
 bool closed_while_idle(const error_code& ec) {
   return ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
          ec == net::error::broken_pipe || ec == net::error::connection_aborted || ec == ssl::error::stream_truncated;
