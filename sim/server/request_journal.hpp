@@ -79,6 +79,7 @@ class RequestJournal {
 
  private:
   void write_locked(const Json& line);
+  void write_locked(std::string line);  // one line's text, without its newline
 
   mutable std::mutex mu_;
   const std::size_t max_memory_bytes_;

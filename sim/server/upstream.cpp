@@ -62,12 +62,12 @@ namespace beast = boost::beast;
 
 std::string_view sv(boost::beast::string_view s) { return {s.data(), s.size()}; }
 
-bool hop_by_hop(std::string_view lower) {
+bool hop_by_hop(beast::string_view name) {
   // expect: the proxy has answered 100-continue itself and has the whole body.
-  for (const std::string_view h : {"connection", "keep-alive", "proxy-connection", "proxy-authenticate",
+  for (const char* h : {"connection", "keep-alive", "proxy-connection", "proxy-authenticate",
                                    "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade",
                                    "content-length", "host", "expect"})
-    if (lower == h) return true;
+    if (beast::iequals(name, h)) return true;
   return false;
 }
 
@@ -80,8 +80,8 @@ std::string api_target(const Request& req) {
   const std::vector<std::string_view> parts = split_path(target.substr(0, q));
   std::size_t from = parts.size() >= 2 && parts[0] == "t" ? 2 : 0;
   std::string out;
-  for (; from < parts.size(); ++from) out += "/" + std::string(parts[from]);
-  if (q != std::string_view::npos) out += target.substr(q);
+  for (; from < parts.size(); ++from) out.append("/").append(parts[from]);
+  if (q != std::string_view::npos) out.append(target.substr(q));
   return out;
 }
 
@@ -92,22 +92,30 @@ std::string base_path_of(const Upstream& up, std::int64_t task) {
   return base;
 }
 
-// The request as the upstream gets it: its own path (base_path + the API's
-// target), the client's headers but the hop-by-hop ones
-// and the task header; HTTP/1.1's keep-alive, so the connection can serve
-// the client connection's next request.
-http::request<http::string_body> upstream_request(const Request& req, const Upstream& up,
-                                                  const std::string& task_header, std::int64_t task) {
-  http::request<http::string_body> out{req.method(), base_path_of(up, task) + api_target(req), 11};
+// The request as the upstream gets it, framed here (one string, one
+// write): its own path (base_path + the API's target), the client's headers
+// but the hop-by-hop ones and the task header, the upstream's host and the
+// body's length; HTTP/1.1's keep-alive, so the connection can serve the
+// client connection's next request.
+std::string upstream_request(const Request& req, const Upstream& up, const std::string& task_header,
+                             std::int64_t task) {
+  std::string out;
+  out.reserve(512 + req.body().size());
+  fmt::format_to(std::back_inserter(out), "{} {}{} HTTP/1.1\r\n", sv(req.method_string()), base_path_of(up, task),
+                 api_target(req));
   for (const auto& field : req) {
-    const std::string name = wire::lower_case(std::string(field.name_string()));
-    if (hop_by_hop(name) || (!task_header.empty() && name == task_header)) continue;
-    out.insert(field.name_string(), field.value());
+    const beast::string_view name = field.name_string();
+    if (hop_by_hop(name) || (!task_header.empty() && beast::iequals(name, task_header))) continue;
+    fmt::format_to(std::back_inserter(out), "{}: {}\r\n", sv(field.name_string()), sv(field.value()));
   }
   const bool default_port = up.port == (up.tls ? 443 : 80);
-  out.set(http::field::host, default_port ? up.host : fmt::format("{}:{}", up.host, up.port));
-  out.body() = req.body();
-  out.prepare_payload();
+  if (default_port) fmt::format_to(std::back_inserter(out), "host: {}\r\n", up.host);
+  else fmt::format_to(std::back_inserter(out), "host: {}:{}\r\n", up.host, up.port);
+  // A length as Beast's prepare_payload gives it: for a body, and for the methods that mean one.
+  const http::verb m = req.method();
+  if (!req.body().empty() || m == http::verb::post || m == http::verb::put || m == http::verb::options) fmt::format_to(std::back_inserter(out), "content-length: {}\r\n", req.body().size());
+  out += "\r\n";
+  out += req.body();
   return out;
 }
 
@@ -115,24 +123,36 @@ http::request<http::string_body> upstream_request(const Request& req, const Upst
 // chunked; an answer that has no body (to HEAD, a 204 or a 304) keeps its
 // content-length and gets no framing.
 std::string client_head(const http::response_header<>& res, bool keep, bool bodiless) {
-  wire::Headers headers;
+  std::string out;
+  out.reserve(512);
+  fmt::format_to(std::back_inserter(out), "HTTP/1.1 {} {}\r\n", res.result_int(), sv(res.reason()));
   for (const auto& field : res) {
-    const std::string name = wire::lower_case(std::string(field.name_string()));
-    if (!hop_by_hop(name) || (bodiless && name == "content-length"))
-      headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    const beast::string_view name = field.name_string();
+    if (!hop_by_hop(name) || (bodiless && beast::iequals(name, "content-length")))
+      fmt::format_to(std::back_inserter(out), "{}: {}\r\n", sv(field.name_string()), sv(field.value()));
   }
-  if (!bodiless) headers.emplace_back("transfer-encoding", "chunked");
-  headers.emplace_back("connection", keep ? "keep-alive" : "close");
-  return wire::head(static_cast<int>(res.result_int()), sv(res.reason()), headers);
+  if (!bodiless) out += "transfer-encoding: chunked\r\n";
+  out += keep ? "connection: keep-alive\r\n\r\n" : "connection: close\r\n\r\n";
+  return out;
 }
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 }  // namespace
 
-namespace {
-
 using Piece = std::array<char, 16384>;
+
+// One upstream connection, plain or TLS, what was read past the last answer,
+// and the room each read's body bytes are parsed into (kept with the
+// connection, so a request allocates none of it).
+struct UpstreamLink {
+  std::optional<beast::tcp_stream> plain;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
+  beast::flat_buffer buffer;
+  Piece piece;
+};
+
+namespace {
 
 // What `buffer` holds, parsed into `piece` without waiting (chunk headers and
 // body bytes alike): how many buffered bytes it used and how many body bytes
@@ -167,11 +187,13 @@ net::awaitable<void> read_more(Stream& stream, beast::flat_buffer& buffer,
 // `reusable` says whether the upstream connection can carry another request:
 // its answer was read to the end and it keeps alive.
 template <class Stream>
-net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, beast::flat_buffer& buffer,
+net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, UpstreamLink& link,
                                     http::response_parser<http::buffer_body>& parser, bool bodiless,
                                     std::int64_t task, const Popped& p, bool keep, Json& upstream,
                                     bool& reusable) {
   const ServerConfig& config = conn.state().config();
+  beast::flat_buffer& buffer = link.buffer;
+  Piece& piece = link.piece;
   const auto& res = parser.get();
   const int status = static_cast<int>(res.result_int());
   // Only a 200 event stream can be broken inside; anything else passes as it comes.
@@ -191,7 +213,6 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, beast::fla
   // proxy waits on the upstream, whatever is pending is written.
   std::string pending = client_head(res, keep, false);
   parser.eager(true);  // each put parses all it can: chunk headers and bodies alike
-  Piece piece{};
   std::size_t bytes = 0;
   error_code ec;
   const auto broke_off = [&](const error_code& why) {
@@ -264,14 +285,14 @@ bool closed_while_idle(const error_code& ec) {
 // failed before the head, unless the connection was a kept one the upstream
 // had closed (`reused`), which is stale.
 template <class Stream>
-net::awaitable<Hop> exchange(Connection& conn, Stream& stream, beast::flat_buffer& buffer, error_code ec,
+net::awaitable<Hop> exchange(Connection& conn, Stream& stream, UpstreamLink& link, error_code ec,
                              bool reused, const Request& req, std::int64_t task, const Popped& p, bool keep,
                              Json& upstream, Clock::time_point t0) {
   const ServerConfig& config = conn.state().config();
-  http::request<http::string_body> out = upstream_request(req, *config.upstream, config.task_header, task);
+  const std::string out = upstream_request(req, *config.upstream, config.task_header, task);
   if (!ec) {
     beast::get_lowest_layer(stream).expires_after(config.upstream_timeout);
-    co_await http::async_write(stream, out, redirect(ec));
+    co_await net::async_write(stream, net::buffer(out), redirect(ec));
   }
   // A kept connection whose write fails was closed by the upstream before
   // it could read the request: stale, and the request goes once more on a
@@ -286,7 +307,7 @@ net::awaitable<Hop> exchange(Connection& conn, Stream& stream, beast::flat_buffe
     // parser compares a content-length with the empty optional and refuses it.)
     parser->body_limit(std::numeric_limits<std::uint64_t>::max());
     parser->skip(head);
-    if (!ec) co_await http::async_read_header(stream, buffer, *parser, redirect(ec));
+    if (!ec) co_await http::async_read_header(stream, link.buffer, *parser, redirect(ec));
   } while (!ec && parser->get().result_int() / 100 == 1);
   if (ec) {
     const std::string why =
@@ -303,7 +324,7 @@ net::awaitable<Hop> exchange(Connection& conn, Stream& stream, beast::flat_buffe
   Hop hop;
   const bool bodiless = head || status == 204 || status == 304;
   hop.outcome =
-      co_await stream_back(conn, stream, buffer, *parser, bodiless, task, p, keep, upstream, hop.reusable);
+      co_await stream_back(conn, stream, link, *parser, bodiless, task, p, keep, upstream, hop.reusable);
   co_return hop;
 }
 
@@ -322,12 +343,6 @@ std::shared_ptr<ssl::context> make_tls_context(const std::string& ca) {
   return ctx;
 }
 
-// One upstream connection, plain or TLS, and what was read past the last answer.
-struct UpstreamLink {
-  std::optional<beast::tcp_stream> plain;
-  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
-  beast::flat_buffer buffer;
-};
 
 void UpstreamLinkDeleter::operator()(UpstreamLink* link) const { delete link; }
 
@@ -390,9 +405,9 @@ net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64
       link.reset(new UpstreamLink);
       ec = co_await connect(conn, *link);
     }
-    const Hop hop = link->tls ? co_await exchange(conn, *link->tls, link->buffer, ec, reused, req, task, p, keep,
+    const Hop hop = link->tls ? co_await exchange(conn, *link->tls, *link, ec, reused, req, task, p, keep,
                                                   upstream, t0)
-                              : co_await exchange(conn, *link->plain, link->buffer, ec, reused, req, task, p, keep,
+                              : co_await exchange(conn, *link->plain, *link, ec, reused, req, task, p, keep,
                                                   upstream, t0);
     if (!hop.reusable) link.reset();
     if (!hop.stale) co_return hop.outcome;

@@ -28,6 +28,7 @@
 
 #include "live/control_support.hpp"
 #include "relsim/core/error.hpp"
+#include "relsim/core/http_text.hpp"
 #include "relsim/server/server.hpp"
 #include "support/run.hpp"
 
@@ -173,6 +174,38 @@ TEST(ControlLog, ShapedEntriesAreLoggedInTheirObjectForm) {
   const auto lines = json_lines(call(server.port(), "GET", "/control/log").body);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[1]["entry"], (Json{{"kind", "ok"}, {"chunk_delay_ms", 1}}));
+}
+
+// The server writes a request's line as text itself (request_journal.cpp),
+// not through a Json object: each line must be exactly what the JSON
+// library writes for the values it holds (read back, written again: the
+// same bytes), with shaped entries, an exhausted script, nulls and a retry
+// count that needs escaping (a quote, a backslash, a tab, UTF-8, and a byte
+// that is not UTF-8, written as U+FFFD).
+TEST(ControlLog, EveryLineIsTheTextTheJsonLibraryWritesForItsValues) {
+  Server server(log_config());
+  auto script = script_of({"ok", "http_529", "ok"});
+  script[0].chunk_delay_ms = 1;
+  script[2].bytes_per_second = 1e6;
+  server.set_script(3, script);
+  Client c(server.port());
+  c.send(log_message(3, "x-stainless-retry-count: a\"b\\c\td \xc3\xa9 \xff\r\n") + log_message(3) +
+         log_message(3, "x-stainless-retry-count: 12\r\n") + log_message(3));
+  ASSERT_TRUE(server.wait_finished(3, 4, kLogLimit));
+  EXPECT_EQ(call(server.port(), "GET", "/t/3/v1/messages").status, 405);
+  ASSERT_TRUE(server.wait_finished(3, 5, kLogLimit));
+  const std::string body = call(server.port(), "GET", "/control/log").body;
+  std::vector<std::string> texts;
+  for (std::size_t at = 0, end; (end = body.find('\n', at)) != std::string::npos; at = end + 1)
+    texts.push_back(body.substr(at, end - at));
+  ASSERT_EQ(texts.size(), 6u) << body;
+  for (const std::string& text : texts) EXPECT_EQ(relsim::http_text::json_text(Json::parse(text)), text);
+  const auto lines = json_lines(body);
+  EXPECT_EQ(lines[1]["retry_count"], "a\"b\\c\td \xc3\xa9 \xef\xbf\xbd");
+  EXPECT_EQ(lines[1]["entry"], (Json{{"kind", "ok"}, {"chunk_delay_ms", 1}}));
+  EXPECT_EQ(lines[3]["entry"], (Json{{"kind", "ok"}, {"bytes_per_second", 1e6}}));
+  EXPECT_TRUE(lines[4]["exhausted"].get<bool>());
+  EXPECT_TRUE(lines[5]["index"].is_null());
 }
 
 TEST(ControlLog, TheFileKeepsEveryLineWhenMemoryIsCapped) {
