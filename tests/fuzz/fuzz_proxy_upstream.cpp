@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -68,8 +69,12 @@ struct Upstream {
         ::setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         std::string request;
         char buf[4096];
-        for (ssize_t n; request.find("\r\n\r\n") == std::string::npos && (n = ::recv(c, buf, sizeof buf, 0)) > 0;)
+        while (request.find("\r\n\r\n") == std::string::npos) {
+          const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+          if (n < 0 && errno == EINTR) continue;  // libFuzzer's SIGALRM (support/loopback.hpp)
+          if (n <= 0) break;
           request.append(buf, static_cast<std::size_t>(n));
+        }
         std::string out;
         {
           std::lock_guard lock(mu);
