@@ -142,6 +142,7 @@ Runner add_serve(CLI::App& app) {
       "serve",
       "run the fault-injecting mock of the Messages streaming API on 127.0.0.1 until SIGINT/SIGTERM:\n"
       "  POST /t/{task}/v1/messages answers from the task's script; POST /control/tasks/{task}/script sets it;\n"
+      "  POST /t/{task}/v1/chat/completions answers the same script in OpenAI's shapes, streamed or whole;\n"
       "  GET /control/tasks lists the tasks, POST /control/tasks/{task}/outcome takes a harness's report;\n"
       "  with --outage every task is answered by an on/off outage schedule in scaled real time (GET /control/outage);\n"
       "  with --quota or --capacity a provider in front limits each tenant's requests and all replies at once");
@@ -169,7 +170,7 @@ Runner add_serve(CLI::App& app) {
       ->capture_default_str();
   auto* quota = cmd->add_option("--quota", args->quota,
                   "provider mode: requests per minute per tenant (tenant = x-api-key), a token bucket that starts "
-                  "full; past it 429 with retry-after and anthropic-ratelimit-requests-* headers; in (0, 1e9]");
+                  "full; past it 429 with retry-after and anthropic-ratelimit-requests-* headers (x-ratelimit-*-requests in the OpenAI dialect); in (0, 1e9]");
   auto* capacity = cmd->add_option("--capacity", args->capacity,
                   "provider mode: replies served at once, in [1, 1000000]; past it 529 overloaded");
   cmd->add_option("--max-connections", args->max_connections,

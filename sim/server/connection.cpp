@@ -182,14 +182,14 @@ net::awaitable<bool> Connection::send_json(int status, Json body, bool keep, wir
 }
 
 net::awaitable<bool> Connection::send_error(int status, std::string type, std::string message, bool keep,
-                                            wire::Headers extra) {
-  co_return co_await write(
-      wire::json_response(status, wire::error_body(type, message), state_.fresh_request_id(), keep, extra));
+                                            wire::Headers extra, Dialect dialect) {
+  co_return co_await write(wire::json_response(status, wire::error_body(dialect, type, message),
+                                               state_.fresh_request_id(), keep, extra, dialect));
 }
 
-net::awaitable<bool> Connection::not_allowed(std::string method, std::string allow, bool keep) {
+net::awaitable<bool> Connection::not_allowed(std::string method, std::string allow, bool keep, Dialect dialect) {
   return send_error(405, "invalid_request_error", fmt::format("method {} is not allowed here: use {}", method, allow),
-                    keep, {{"allow", allow}});
+                    keep, {{"allow", allow}}, dialect);
 }
 
 // --- holding ------------------------------------------------------------------

@@ -77,9 +77,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   net::awaitable<bool> delay(Clock::duration d);
   // Coroutines start lazily: parameters are values, never views of a caller's temporaries.
   net::awaitable<bool> send_json(int status, Json body, bool keep, wire::Headers extra = {});
+  // An API error in `dialect`'s shape; `type` is the Anthropic error type
+  // (openai_wire.hpp maps it to OpenAI's type and code).
   net::awaitable<bool> send_error(int status, std::string type, std::string message, bool keep,
-                                  wire::Headers extra = {});
-  net::awaitable<bool> not_allowed(std::string method, std::string allow, bool keep);
+                                  wire::Headers extra = {}, Dialect dialect = Dialect::anthropic);
+  net::awaitable<bool> not_allowed(std::string method, std::string allow, bool keep,
+                                   Dialect dialect = Dialect::anthropic);
   // Holds the reply of a request taken at release epoch `epoch` until the
   // task is released (gate empty) or the gate opens, the client goes away,
   // or the server stops.

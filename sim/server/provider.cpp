@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
+#include "server/openai_wire.hpp"
 
 namespace relsim {
 
@@ -89,9 +90,16 @@ std::size_t Provider::tenants() const {
 }
 
 std::vector<std::pair<std::string, std::string>> rate_limit_headers(const Admission& a, double time_scale,
-                                                                    double wall_now_s) {
+                                                                    double wall_now_s, Dialect dialect) {
   std::vector<std::pair<std::string, std::string>> h;
   if (!a.quota) return h;
+  if (dialect == Dialect::openai) {
+    h.emplace_back("x-ratelimit-limit-requests", fmt::format("{:g}", a.limit));
+    h.emplace_back("x-ratelimit-remaining-requests", std::to_string(a.remaining));
+    h.emplace_back("x-ratelimit-reset-requests", wire::openai::duration(a.reset_seconds * time_scale));
+    if (a.verdict == Admission::Verdict::over_quota) h.emplace_back("retry-after", std::to_string(a.retry_after));
+    return h;
+  }
   const auto full_at = static_cast<std::time_t>(std::ceil(wall_now_s + a.reset_seconds * time_scale));
   std::tm utc{};
   gmtime_r(&full_at, &utc);

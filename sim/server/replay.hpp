@@ -21,8 +21,15 @@ struct Outcome {
 // `p` is the entry taken (found) for `req`; `keep` whether the request asked
 // for keep-alive. In proxy mode an ok or in-stream entry (and slow_headers,
 // once released) is forwarded to the upstream (upstream.hpp), which fills
-// `upstream` with what the log says of the hop.
+// `upstream` with what the log says of the hop. `dialect`: the bytes of the
+// Messages API or of OpenAI's Chat Completions (openai_wire.hpp).
+// How the request asked to be answered: its dialect, and whether as a
+// stream (an OpenAI request may ask for one whole chat.completion).
+struct AnswerAs {
+  Dialect dialect = Dialect::anthropic;
+  bool stream = true;
+};
 net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped& p, const Request& req, bool keep,
-                               Json& upstream);
+                               Json& upstream, AnswerAs as = {});
 
 }  // namespace relsim::mock

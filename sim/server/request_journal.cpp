@@ -50,6 +50,7 @@ std::string request_line(const JournalRequest& r, int status, std::string_view h
   out += r.retry_count ? wire::json_text(Json(*r.retry_count)) : "null";
   fmt::format_to(std::back_inserter(out), R"(,"body_bytes":{})", r.body_bytes);
   if (r.exhausted) out += R"(,"exhausted":true)";
+  if (r.dialect == Dialect::openai) out += R"(,"dialect":"openai")";
   if (r.tenant >= 0) fmt::format_to(std::back_inserter(out), R"(,"tenant":{})", r.tenant);
   if (!r.refused.empty()) out += R"(,"refused":)" + wire::json_text(Json(r.refused));
   if (!upstream.is_null()) out += R"(,"upstream":)" + wire::json_text(upstream);

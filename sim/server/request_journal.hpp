@@ -25,6 +25,7 @@
 #include <string_view>
 #include <utility>
 
+#include "relsim/core/dialect.hpp"
 #include "relsim/core/json.hpp"
 
 namespace relsim::mock {
@@ -40,6 +41,7 @@ struct JournalRequest {
   double received_ms = 0.0;
   std::int64_t tenant = -1;  // provider mode: the x-api-key's tenant; -1: no "tenant" key
   std::string_view refused;  // provider mode: "quota" or "capacity" when it refused the request
+  Dialect dialect = Dialect::anthropic;  // "dialect": "openai" on the line of an OpenAI-dialect request
 };
 
 class RequestJournal {

@@ -40,8 +40,9 @@ class CapacityHold {
 // Credentials a proxy passes on and never keeps: logged as present only.
 bool secret(std::string_view lower) { return lower == "x-api-key" || lower == "authorization"; }
 
-LoggedRequest record(const Request& req, double received_ms, bool proxy) {
+LoggedRequest record(const Request& req, double received_ms, bool proxy, Dialect dialect) {
   LoggedRequest r;
+  r.dialect = dialect;
   r.method = std::string(req.method_string());
   r.target = std::string(req.target());
   for (const auto& field : req) {
@@ -55,31 +56,43 @@ LoggedRequest record(const Request& req, double received_ms, bool proxy) {
   return r;
 }
 
-// Why a messages body is not one the mock answers (a JSON object with
-// "stream": true), or nullopt.
-std::optional<std::string> not_a_stream(const std::string& text) {
+// Why a body is not one the mock answers, or nullopt: the Messages API's
+// must be a JSON object with "stream": true; a chat completion's a JSON
+// object whose "stream", if there, is true or false (`streams` says which).
+std::optional<std::string> not_answered(const std::string& text, Dialect dialect, bool& streams) {
   const Json body = Json::parse(text, nullptr, false);
   if (body.is_discarded()) return "request body is not valid JSON";
+  if (dialect == Dialect::openai) {
+    if (!body.is_object() || (body.contains("stream") && !body["stream"].is_boolean()))
+      return "request body must be a JSON object whose \"stream\", if given, is true or false";
+    streams = body.value("stream", false);
+    return std::nullopt;
+  }
   if (!body.is_object() || !body.contains("stream") || body["stream"] != true)
     return "request body must be a JSON object with \"stream\": true";
+  streams = true;
   return std::nullopt;
 }
 
-// POST /t/{task}/v1/messages: checks the method and body (neither takes an
-// entry), takes the task's next entry and has replay() answer it.
-net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task, double received, bool keep) {
+// POST /t/{task}/v1/messages (or, in the OpenAI dialect,
+// /t/{task}/v1/chat/completions): checks the method and body (neither takes
+// an entry), takes the task's next entry and has replay() answer it in the
+// request's dialect.
+net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task, double received, bool keep,
+                              Dialect dialect) {
   ServerState& state = conn.state();
   const bool proxy = state.config().upstream.has_value();
-  LoggedRequest rec = record(req, received, proxy);
+  LoggedRequest rec = record(req, received, proxy, dialect);
   if (req.method() != http::verb::post) {
     state.log_unscripted(task, std::move(rec), 405);
-    co_await conn.not_allowed(std::string(req.method_string()), "POST", keep);
+    co_await conn.not_allowed(std::string(req.method_string()), "POST", keep, dialect);
     co_return keep;
   }
-  // The mock answers only streams; a proxy forwards any body and lets the upstream judge it.
-  if (const std::optional<std::string> why = proxy ? std::nullopt : not_a_stream(req.body())) {
+  // A proxy forwards any body and lets the upstream judge it.
+  bool streams = true;
+  if (const std::optional<std::string> why = proxy ? std::nullopt : not_answered(req.body(), dialect, streams)) {
     state.log_unscripted(task, std::move(rec), 400);
-    co_await conn.send_error(400, "invalid_request_error", *why, keep);
+    co_await conn.send_error(400, "invalid_request_error", *why, keep, {}, dialect);
     co_return keep;
   }
   Provider* provider = state.provider();
@@ -88,12 +101,12 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
     const Admission a = provider->admit(rec.header("x-api-key").value_or(""), state.model_seconds(received));
     rec.tenant = a.tenant;
     const double scale = provider->config().time_scale;
-    limits = rate_limit_headers(a, scale, wall_seconds());
+    limits = rate_limit_headers(a, scale, wall_seconds(), dialect);
     switch (a.verdict) {
       case Admission::Verdict::admitted: break;
       case Admission::Verdict::bad_key:
         state.log_refused(task, std::move(rec), 400, "key");
-        co_await conn.send_error(400, "invalid_request_error", a.why, keep);
+        co_await conn.send_error(400, "invalid_request_error", a.why, keep, {}, dialect);
         co_return keep;
       case Admission::Verdict::over_quota:
         state.log_refused(task, std::move(rec), 429, "quota");
@@ -101,12 +114,12 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
                                  fmt::format("This request would exceed the rate limit of {:g} requests per minute "
                                              "for this API key; retry after {} s",
                                              a.limit, a.retry_after),
-                                 keep, limits);
+                                 keep, limits, dialect);
         co_return keep;
       case Admission::Verdict::over_capacity:
         limits.emplace_back("x-should-retry", "true");
         state.log_refused(task, std::move(rec), 529, "capacity");
-        co_await conn.send_error(529, "overloaded_error", "Overloaded", keep, limits);
+        co_await conn.send_error(529, "overloaded_error", "Overloaded", keep, limits, dialect);
         co_return keep;
     }
   }
@@ -115,12 +128,12 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
   Popped p = state.pop(task, std::move(rec));
   p.headers = std::move(limits);
   if (!p.found) {
-    const bool ok = co_await conn.send_error(404, "not_found_error", p.why, keep);
+    const bool ok = co_await conn.send_error(404, "not_found_error", p.why, keep, {}, dialect);
     state.finish(task, p, 404, ok ? "complete" : "client_gone");
     co_return keep && ok;
   }
   Json upstream;
-  const Outcome o = co_await replay(conn, task, p, req, keep, upstream);
+  const Outcome o = co_await replay(conn, task, p, req, keep, upstream, {dialect, streams});
   state.finish(task, p, o.status, o.end, std::move(upstream));
   co_return o.keep;
 }
@@ -162,6 +175,8 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
   const bool prefixed = parts.size() >= 2 && parts[0] == "t";
   const std::span<const std::string_view> api(parts.begin() + (prefixed ? 2 : 0), parts.end());
   const bool is_messages = api.size() == 2 && api[0] == "v1" && api[1] == "messages";
+  // The OpenAI dialect: the mock serves it; the proxy passes it through as yet.
+  const bool is_chat = !c.upstream && api.size() == 3 && api[0] == "v1" && api[1] == "chat" && api[2] == "completions";
   std::optional<std::int64_t> task;
   if (prefixed) task = parse_task(parts[1]);
   if (c.upstream && !prefixed) {
@@ -171,18 +186,18 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
   }
   // The proxy passes the API's other endpoints (/v1/models, /v1/messages/count_tokens, ...) through, without faults.
   const bool passed = c.upstream && !api.empty() && api[0] == "v1" && !is_messages;
-  if (!task || !(is_messages || passed)) {
+  if (!task || !(is_messages || is_chat || passed)) {
     co_await conn.send_error(404, "not_found_error",
                              fmt::format("unknown path '{}' (or task): {} POST /t/{{task}}/v1/messages{}",
                                          path.substr(0, 200), c.upstream ? "the proxy forwards" : "the mock serves",
                                          c.upstream ? " and /v1/messages, with faults, and the API's other /v1/ "
                                                       "paths as they are"
-                                                    : ""),
+                                                    : " and POST /t/{task}/v1/chat/completions"),
                              keep);
     co_return keep;
   }
   if (passed) co_return (co_await pass_through(conn, req, *task, keep)).keep;
-  co_return co_await messages(conn, req, *task, received, keep);
+  co_return co_await messages(conn, req, *task, received, keep, is_chat ? Dialect::openai : Dialect::anthropic);
 }
 
 }  // namespace relsim::mock

@@ -29,6 +29,7 @@ JournalRequest journal_request(std::int64_t task, const LoggedRequest& r) {
   j.body_bytes = r.body_bytes;
   j.received_ms = r.received_ms;
   j.tenant = r.tenant;
+  j.dialect = r.dialect;
   return j;
 }
 

@@ -6,6 +6,7 @@
 
 #include "relsim/core/json.hpp"
 #include "relsim/core/rng.hpp"
+#include "server/openai_wire.hpp"
 
 namespace relsim::wire {
 
@@ -17,26 +18,46 @@ std::string error_body(std::string_view type, std::string_view message) {
   return json_text(Json{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}});
 }
 
+std::string error_body(Dialect dialect, std::string_view type, std::string_view message) {
+  return dialect == Dialect::openai ? openai::error_body(type, message) : error_body(type, message);
+}
+
+namespace {
+
+std::string_view id_header(Dialect dialect) { return dialect == Dialect::openai ? "x-request-id" : "request-id"; }
+
+std::string response(int status, std::string_view body, std::string_view content_type, std::string_view request_id,
+                     bool keep_alive, const Headers& extra, Dialect dialect) {
+  return response_head(status, body.size(), content_type, request_id, keep_alive, extra, dialect) + std::string(body);
+}
+
+}  // namespace
+
+std::string response_head(int status, std::size_t content_length, std::string_view content_type,
+                          std::string_view request_id, bool keep_alive, const Headers& extra, Dialect dialect) {
+  Headers h = {{"content-type", std::string(content_type)},
+               {"content-length", std::to_string(content_length)},
+               {std::string(id_header(dialect)), std::string(request_id)},
+               {"connection", keep_alive ? "keep-alive" : "close"}};
+  h.insert(h.end(), extra.begin(), extra.end());
+  return head(status, h);
+}
+
 std::string json_response(int status, std::string_view body, std::string_view request_id, bool keep_alive,
-                          const Headers& extra) {
-  return text_response(status, body, "application/json", request_id, keep_alive, extra);
+                          const Headers& extra, Dialect dialect) {
+  return response(status, body, "application/json", request_id, keep_alive, extra, dialect);
 }
 
 std::string text_response(int status, std::string_view body, std::string_view content_type,
                           std::string_view request_id, bool keep_alive, const Headers& extra) {
-  Headers h = {{"content-type", std::string(content_type)},
-               {"content-length", std::to_string(body.size())},
-               {"request-id", std::string(request_id)},
-               {"connection", keep_alive ? "keep-alive" : "close"}};
-  h.insert(h.end(), extra.begin(), extra.end());
-  return head(status, h) + std::string(body);
+  return response(status, body, content_type, request_id, keep_alive, extra, Dialect::anthropic);
 }
 
-std::string stream_head(std::string_view request_id, bool keep_alive, const Headers& extra) {
+std::string stream_head(std::string_view request_id, bool keep_alive, const Headers& extra, Dialect dialect) {
   Headers h = {{"content-type", "text/event-stream"},
                {"cache-control", "no-cache"},
                {"transfer-encoding", "chunked"},
-               {"request-id", std::string(request_id)},
+               {std::string(id_header(dialect)), std::string(request_id)},
                {"connection", keep_alive ? "keep-alive" : "close"}};
   h.insert(h.end(), extra.begin(), extra.end());
   return head(200, h);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "relsim/core/dialect.hpp"
 #include "relsim/core/http_text.hpp"
 #include "relsim/server/server.hpp"
 
@@ -32,15 +33,22 @@ inline constexpr int kOutputTokens = 6;
 std::string sse_event(std::string_view name, std::string_view data);
 // {"type":"error","error":{"type":TYPE,"message":MESSAGE}}
 std::string error_body(std::string_view type, std::string_view message);
+// The same error in `dialect`'s shape (openai_wire.hpp for OpenAI's).
+std::string error_body(Dialect dialect, std::string_view type, std::string_view message);
 // A complete response with a JSON body (content-type, content-length,
 // request-id, connection and `extra` headers).
+// request-id is x-request-id in the OpenAI dialect, as OpenAI sends it.
 std::string json_response(int status, std::string_view body, std::string_view request_id, bool keep_alive,
-                          const Headers& extra = {});
+                          const Headers& extra = {}, Dialect dialect = Dialect::anthropic);
+// The head of such a response alone, announcing `content_length` bytes.
+std::string response_head(int status, std::size_t content_length, std::string_view content_type,
+                          std::string_view request_id, bool keep_alive, const Headers& extra, Dialect dialect);
 // The same with a body of another content type (GET /control/log's NDJSON).
 std::string text_response(int status, std::string_view body, std::string_view content_type,
                           std::string_view request_id, bool keep_alive, const Headers& extra = {});
 // The 200 head of a stream: text/event-stream, chunked.
-std::string stream_head(std::string_view request_id, bool keep_alive, const Headers& extra = {});
+std::string stream_head(std::string_view request_id, bool keep_alive, const Headers& extra = {},
+                        Dialect dialect = Dialect::anthropic);
 
 // The events of a streamed reply (ok or an in-stream fault kind) and where it
 // pauses: `hold_at` (stall) and `gate_at` are indices into `events` (the

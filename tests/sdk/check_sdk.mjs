@@ -4,22 +4,9 @@
 // Usage: node check_sdk.mjs PORT. Prints one JSON line; exit 0 when every check holds.
 import Anthropic from '@anthropic-ai/sdk';
 
-const port = process.argv[2];
-const base = `http://127.0.0.1:${port}`;
-const checks = [];
-const check = (name, ok, detail) => checks.push({ name, ok: Boolean(ok), detail });
+import { mockControl } from './mock_control.mjs';
 
-async function script(task, responses) {
-  const r = await fetch(`${base}/control/tasks/${task}/script`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ responses }),
-  });
-  if (!r.ok) throw new Error(`script ${task}: ${r.status} ${await r.text()}`);
-}
-async function log(task) {
-  return (await (await fetch(`${base}/control/tasks/${task}/log`)).json()).requests;
-}
+const { base, check, script, retryCounts, finish } = mockControl(process.argv[2]);
 const client = (task) => new Anthropic({ apiKey: 'relsim-test', baseURL: `${base}/t/${task}`, maxRetries: 2, timeout: 10000 });
 const ask = { model: 'relsim-mock', max_tokens: 64, messages: [{ role: 'user', content: 'hello' }] };
 
@@ -36,10 +23,7 @@ try {
 } catch (e) {
   err529 = e;
 }
-const counts = (await log(2)).map((r) => {
-  const h = Array.isArray(r.headers) ? Object.fromEntries(r.headers) : r.headers;
-  return h['x-stainless-retry-count'];
-});
+const counts = await retryCounts(2);
 check('persistent 529 raises an APIError with status 529', err529 instanceof Anthropic.APIError && err529.status === 529, String(err529));
 check('persistent 529 is the overloaded error', err529?.error?.error?.type === 'overloaded_error', JSON.stringify(err529?.error));
 check('persistent 529 sends three requests, retry counts 0 1 2', JSON.stringify(counts) === '["0","1","2"]', JSON.stringify(counts));
@@ -64,6 +48,4 @@ try {
 }
 check('a cut stream raises', errCut !== null, errCut ? String(errCut) : `answered ${cutText}`);
 
-const ok = checks.every((c) => c.ok);
-console.log(JSON.stringify({ ok, checks }));
-process.exit(ok ? 0 : 1);
+finish();

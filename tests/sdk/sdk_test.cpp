@@ -1,6 +1,7 @@
 // The official Anthropic TypeScript SDK (npm @anthropic-ai/sdk) pointed at
 // `relsim serve`: a healthy stream, persistent 529 with its retry counts, an
-// in-stream error event and a cut stream (tests/sdk/check_sdk.mjs).
+// in-stream error event and a cut stream (tests/sdk/check_sdk.mjs); and
+// the official OpenAI SDK (npm openai) against its dialect.
 //
 // The SDK's version is pinned by tests/sdk/package.json and package-lock.json.
 // They and check_sdk.mjs are copied into the build folder (BUILD/sdk), where
@@ -39,7 +40,7 @@ TEST(OfficialSdk, StreamsRetriesAndErrorsAgainstTheMockServer) {
   const fs::path src = fs::path(relsim::test::source_dir()) / "tests/sdk";
   const fs::path dir = fs::path(relsim::test::relsim_exe()).parent_path() / "sdk";
   if (const std::string why =
-          relsim::test::npm_install(src, dir, {"package.json", "package-lock.json", "check_sdk.mjs", "proxy_transparency.mjs"}, "@anthropic-ai/sdk");
+          relsim::test::npm_install(src, dir, {"package.json", "package-lock.json", "check_sdk.mjs", "check_openai_sdk.mjs", "mock_control.mjs", "proxy_transparency.mjs"}, "@anthropic-ai/sdk");
       !why.empty())
     RELSIM_SKIP_OR_FAIL(why);
   const std::string version = relsim::test::npm_version(dir, "@anthropic-ai/sdk");
@@ -71,7 +72,7 @@ TEST(OfficialSdk, ThroughTheProxyEveryStreamIsTheUpstreamsByteForByte) {
   const fs::path src = fs::path(relsim::test::source_dir()) / "tests/sdk";
   const fs::path dir = fs::path(relsim::test::relsim_exe()).parent_path() / "sdk";
   if (const std::string why = relsim::test::npm_install(
-          src, dir, {"package.json", "package-lock.json", "check_sdk.mjs", "proxy_transparency.mjs"}, "@anthropic-ai/sdk");
+          src, dir, {"package.json", "package-lock.json", "check_sdk.mjs", "check_openai_sdk.mjs", "mock_control.mjs", "proxy_transparency.mjs"}, "@anthropic-ai/sdk");
       !why.empty())
     RELSIM_SKIP_OR_FAIL(why);
   constexpr int kStreams = 1000;
@@ -105,6 +106,37 @@ TEST(OfficialSdk, ThroughTheProxyEveryStreamIsTheUpstreamsByteForByte) {
   EXPECT_NE(run.out.find("\"identical\":1000"), std::string::npos) << run.out << run.err;
   std::cout << "through relsim proxy: " << run.out;
   for (auto* p : {proxy.get(), upstream.get(), direct.get()}) EXPECT_EQ(p->stop(SIGTERM), 0);
+}
+
+// The official OpenAI TypeScript SDK (npm openai, pinned beside the
+// Anthropic one) against the mock's OpenAI dialect, POST
+// /t/{task}/v1/chat/completions, streamed and whole: every fault kind, what
+// the SDK retries and with which retry counts, and the three findings
+// docs/audit.md reports for its users (tests/sdk/check_openai_sdk.mjs).
+TEST(OfficialOpenAiSdk, EveryFaultKindInTheOpenAiDialectBehavesAsDocumented) {
+  const fs::path src = fs::path(relsim::test::source_dir()) / "tests/sdk";
+  const fs::path dir = fs::path(relsim::test::relsim_exe()).parent_path() / "sdk";
+  if (const std::string why = relsim::test::npm_install(
+          src, dir, {"package.json", "package-lock.json", "check_sdk.mjs", "check_openai_sdk.mjs", "mock_control.mjs", "proxy_transparency.mjs"},
+          "openai");
+      !why.empty())
+    RELSIM_SKIP_OR_FAIL(why);
+  const std::string version = relsim::test::npm_version(dir, "openai");
+  RecordProperty("openai_sdk_version", version);
+  std::cout << "openai " << version << " (" << dir.string() << ")\n";
+  relsim::test::Background serve({relsim::test::relsim_exe(), "serve", "--port", "0"});
+  const int port = relsim::test::port_from_banner(serve.read_line(10));
+  ASSERT_GT(port, 0);
+  relsim::test::RunOptions options;
+  options.cwd = dir.string();
+  options.timeout = 120;
+  const relsim::test::RunResult check =
+      relsim::test::run_program({"node", "check_openai_sdk.mjs", std::to_string(port)}, options);
+  const std::string result = check.out + check.err;
+  EXPECT_EQ(check.code, 0) << "openai " << version << ": " << result;
+  EXPECT_NE(result.find("\"ok\":true"), std::string::npos) << result;
+  std::cout << check.out;
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
 }
 
 }  // namespace

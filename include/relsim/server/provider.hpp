@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "relsim/core/dialect.hpp"
 #include "relsim/core/token_bucket.hpp"
 
 namespace relsim {
@@ -78,8 +79,11 @@ class Provider {
 // anthropic-ratelimit-requests-limit, -remaining, -reset (RFC 3339, UTC, the
 // wall time the bucket is full again: `wall_now_s` seconds since the Unix
 // epoch plus reset_seconds × time_scale), and retry-after for a 429. None
-// without a quota.
+// without a quota. In the OpenAI dialect: x-ratelimit-limit-requests,
+// -remaining-requests and -reset-requests (the time until the bucket is
+// full, in OpenAI's duration format: "1s", "6m0s").
 std::vector<std::pair<std::string, std::string>> rate_limit_headers(const Admission& admission, double time_scale,
-                                                                    double wall_now_s);
+                                                                    double wall_now_s,
+                                                                    Dialect dialect = Dialect::anthropic);
 
 }  // namespace relsim

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "relsim/core/dialect.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/json.hpp"
 #include "relsim/core/request_chain.hpp"
@@ -91,6 +92,7 @@ struct LoggedRequest {
   std::optional<ScriptEntry> entry;                          // none: not served from the script
   std::int64_t index = -1;     // which request of the task (k of msg_relsim_{task}_{k}); -1: none
   std::int64_t tenant = -1;    // with a provider: its x-api-key's tenant number; -1: none
+  Dialect dialect = Dialect::anthropic;  // the endpoint it came to: /v1/messages or /v1/chat/completions
   int status = 0;              // 0: no status line sent (reset, empty, garbage, held and gone)
   std::string end;             // how it ended: complete, closed, reset, client_gone, stopped; "" while open
   double received_ms = 0.0;    // request read, ms since the server started

@@ -1,0 +1,15 @@
+#pragma once
+// Header only: the wire formats of a model API that relsim speaks
+// (docs/wire.md): the Anthropic Messages API, and OpenAI's Chat
+// Completions, which most OpenAI-compatible servers (vLLM, llama.cpp's
+// server, Ollama, LiteLLM's proxy, gateways) copy.
+#include <string_view>
+
+namespace relsim {
+
+enum class Dialect { anthropic, openai };
+
+// "anthropic" or "openai": the request log's "dialect".
+constexpr std::string_view dialect_name(Dialect d) { return d == Dialect::openai ? "openai" : "anthropic"; }
+
+}  // namespace relsim
