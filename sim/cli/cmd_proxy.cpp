@@ -137,8 +137,9 @@ Runner add_proxy(CLI::App& app) {
       "A good request is forwarded to the upstream and its answer streamed back unchanged; cut, no_stop,\n"
       "malformed, overloaded and stall break the real stream; http_429/500/503/529, slow_headers, reset and\n"
       "garbage are answered here and never reach the upstream. A request's task: POST /t/{task}/v1/messages, or\n"
-      "POST /v1/messages with --task-header (else task 0, one chain over every such request). The request log\n"
-      "is relsim serve's, with what each hop did; relsim audit and fit read it (docs/proxy.md).");
+      "POST /v1/messages with --task-header (else task 0, one chain over every such request); the same for\n"
+      "OpenAI's /v1/chat/completions, broken and answered in that dialect. The request log is relsim serve's,\n"
+      "with what each hop did; relsim audit and fit read it (docs/proxy.md).");
   cmd->add_option("--upstream", a->upstream,
                   "the model API to forward to: http[s]://HOST[:PORT][/PATH], e.g. https://api.anthropic.com")
       ->required();

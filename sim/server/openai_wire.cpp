@@ -39,6 +39,12 @@ OpenAiError openai_error(std::string_view anthropic_type) {
 
 std::string data_event(std::string_view data) { return fmt::format("data: {}\n\n", data); }
 
+std::string malformed_chunk(std::string_view id) {
+  return data_event(fmt::format(R"({{"id":"{}","object":"chat.completion.chunk","choices":[{{)", id));
+}
+
+std::string overloaded_chunk() { return data_event(error_body("overloaded_error", "Overloaded")); }
+
 std::string completion_id(std::int64_t task, std::int64_t index) {
   return fmt::format("chatcmpl-relsim_{}_{}", task, index);
 }
@@ -75,12 +81,10 @@ StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int
       s.events = {role, text1, text2, done};
       break;
     case FaultKind::malformed:
-      s.events = {role,
-                  data_event(fmt::format(R"({{"id":"{}","object":"chat.completion.chunk","choices":[{{)", id)),
-                  text1, text2, finish, done};
+      s.events = {role, malformed_chunk(id), text1, text2, finish, done};
       break;
     case FaultKind::overloaded:  // an error object as a chunk, then the end, without [DONE]
-      s.events = {role, data_event(error_body("overloaded_error", "Overloaded"))};
+      s.events = {role, overloaded_chunk()};
       break;
     case FaultKind::stall:
       s.events = {role, text1, text2, finish, done};

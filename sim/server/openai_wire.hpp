@@ -35,6 +35,11 @@ struct WholeReply {
 };
 WholeReply whole_reply(const ScriptEntry& entry, std::int64_t task, std::int64_t index, std::size_t body_bytes);
 
+// The chunk of a `malformed` fault: data that is not JSON, its id `id`.
+std::string malformed_chunk(std::string_view id);
+// The chunk of an `overloaded` fault: an error object as a stream's data.
+std::string overloaded_chunk();
+
 // OpenAI's error body, {"error":{"message","type","param":null,"code"}},
 // for an error the server names by its Anthropic type (rate_limit_error,
 // overloaded_error, ...): the type and code OpenAI gives such an error.

@@ -175,8 +175,8 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
   const bool prefixed = parts.size() >= 2 && parts[0] == "t";
   const std::span<const std::string_view> api(parts.begin() + (prefixed ? 2 : 0), parts.end());
   const bool is_messages = api.size() == 2 && api[0] == "v1" && api[1] == "messages";
-  // The OpenAI dialect: the mock serves it; the proxy passes it through as yet.
-  const bool is_chat = !c.upstream && api.size() == 3 && api[0] == "v1" && api[1] == "chat" && api[2] == "completions";
+  // The OpenAI dialect: /v1/chat/completions, served by the mock and forwarded with faults by the proxy.
+  const bool is_chat = api.size() == 3 && api[0] == "v1" && api[1] == "chat" && api[2] == "completions";
   std::optional<std::int64_t> task;
   if (prefixed) task = parse_task(parts[1]);
   if (c.upstream && !prefixed) {
@@ -185,13 +185,13 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
     task = named.empty() ? std::optional<std::int64_t>(0) : parse_task(std::string_view(named.data(), named.size()));
   }
   // The proxy passes the API's other endpoints (/v1/models, /v1/messages/count_tokens, ...) through, without faults.
-  const bool passed = c.upstream && !api.empty() && api[0] == "v1" && !is_messages;
+  const bool passed = c.upstream && !api.empty() && api[0] == "v1" && !is_messages && !is_chat;
   if (!task || !(is_messages || is_chat || passed)) {
     co_await conn.send_error(404, "not_found_error",
                              fmt::format("unknown path '{}' (or task): {} POST /t/{{task}}/v1/messages{}",
                                          path.substr(0, 200), c.upstream ? "the proxy forwards" : "the mock serves",
-                                         c.upstream ? " and /v1/messages, with faults, and the API's other /v1/ "
-                                                      "paths as they are"
+                                         c.upstream ? " and /v1/messages (and /v1/chat/completions), with faults, "
+                                                      "and the API's other /v1/ paths as they are"
                                                     : " and POST /t/{task}/v1/chat/completions"),
                              keep);
     co_return keep;

@@ -103,6 +103,7 @@ Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
     if (found == nullptr) return p;
     TaskState& t = *found;
     p.index = r.index = t.served++;
+    p.dialect = r.dialect;
     if (outage_) {
       // The state when the request was read, on the server's clock.
       const double at = r.received_ms / 1000.0 / outage_->config().time_scale;

@@ -9,20 +9,29 @@
 //   overloaded  message_start, then an `event: error` overloaded_error, then the end
 //   stall       message_start and content_block_start, then a hold until the
 //               task is released, then the rest
-// With no kind (an `ok` entry) every byte passes as it arrives.
+// With no kind (an `ok` entry) every byte passes as it arrives. In the
+// OpenAI dialect (data-only chat.completion.chunk events, docs/wire.md):
+//   cut         the chunks up to and including the first with content,
+//               then the connection closed with no terminating chunk
+//   no_stop     every chunk but those with a finish_reason
+//   malformed   a chunk whose JSON breaks off, before the first with content
+//   overloaded  the first chunk, then an error object as a chunk, then the end
+//   stall       the first chunk, then a hold until released, then the rest
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "relsim/core/dialect.hpp"
 #include "relsim/core/faults.hpp"
 
 namespace relsim::mock {
 
 class StreamFault {
  public:
-  explicit StreamFault(std::optional<FaultKind> kind) : kind_(kind) {}
+  explicit StreamFault(std::optional<FaultKind> kind, Dialect dialect = Dialect::anthropic)
+      : kind_(kind), dialect_(dialect) {}
 
   // What to send, then what to do: go on reading, hold (stall), close
   // without the terminating chunk (cut), or end the reply cleanly (overloaded).
@@ -42,6 +51,7 @@ class StreamFault {
   std::vector<Step> on_event(std::string event);
 
   std::optional<FaultKind> kind_;
+  Dialect dialect_;
   std::string pending_;  // an event not yet complete
   std::size_t events_ = 0;
   bool acted_ = false;
@@ -50,5 +60,7 @@ class StreamFault {
 
 // The event's name ("message_stop"), "" when it has no `event:` line.
 std::string_view sse_event_name(std::string_view event);
+// The event's data: its `data:` lines' values joined by newlines.
+std::string sse_data(std::string_view event);
 
 }  // namespace relsim::mock

@@ -199,7 +199,7 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, UpstreamLi
   // Only a 200 event stream can be broken inside; anything else passes as it comes.
   const bool events = status == 200 && res[http::field::content_type].starts_with("text/event-stream");
   const bool in_stream = p.entry.reply == Reply::fault && wire::streams(p.entry);
-  StreamFault fault(events && in_stream ? std::optional<FaultKind>(p.entry.fault) : std::nullopt);
+  StreamFault fault(events && in_stream ? std::optional<FaultKind>(p.entry.fault) : std::nullopt, p.dialect);
   const Outcome gone{status, "client_gone", false};
   if (bodiless) {  // its head is all of it
     reusable = parser.is_done() && parser.keep_alive() && buffer.size() == 0;

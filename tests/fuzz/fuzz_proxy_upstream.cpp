@@ -5,7 +5,9 @@
 // breaks an event stream on its way back.
 //
 // The first byte picks the entry the proxy's one task takes (ok, cut,
-// no_stop, malformed, overloaded); the rest is what a fake upstream on
+// no_stop, malformed, overloaded: byte mod 5) and the dialect of the
+// request (byte / 5 odd: OpenAI's /v1/chat/completions, whose chunks the
+// in-stream faults parse as JSON); the rest is what a fake upstream on
 // loopback writes in answer to the forwarded request before it closes. A
 // client asks the proxy and reads its answer until the proxy closes or 2 s
 // pass; then the proxy must still answer GET /control/health with 200. A
@@ -104,13 +106,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   config.upstream_timeout = std::chrono::milliseconds(1000);
   relsim::Server proxy(config);
   proxy.set_script(0, relsim::script_of({kEntries[data[0] % 5]}));
+  const bool openai = (data[0] / 5) % 2 == 1;
+  const std::string path = openai ? "/t/0/v1/chat/completions" : "/t/0/v1/messages";
   const std::string body = R"({"model":"m","max_tokens":8,"stream":true,"messages":[]})";
   const int fd = connect_to(proxy.port());
   if (fd < 0) {
     std::perror("connecting to the proxy for 5 s");
     std::abort();
   }
-  send_all(fd, "POST /t/0/v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\ncontent-length: " +
+  send_all(fd, "POST " + path + " HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\ncontent-length: " +
                    std::to_string(body.size()) + "\r\n\r\n" + body);
   read_until_close(fd, std::chrono::milliseconds(2000));
   close_now(fd);

@@ -113,6 +113,40 @@ TEST(Proxy, EachInStreamFaultBreaksTheRealStreamAsTheMocksDoes) {
   EXPECT_EQ(pair.upstream.log(0).requests.size(), 5u);
 }
 
+// The OpenAI dialect through the proxy: each kind does to the upstream's
+// real chat.completion stream what the mock's own does to its stream
+// (docs/wire.md), byte for byte but the malformed chunk's id; a 429 is
+// answered here in OpenAI's shape.
+TEST(Proxy, EachFaultBreaksARealOpenAiStreamAsTheMocksOwnDoes) {
+  const std::vector<std::string> kinds = {"cut", "no_stop", "malformed", "overloaded", "stall", "ok", "http_429"};
+  Pair pair(one_task(kinds));
+  Server mock(config_with(), one_task(kinds));
+  const auto chat = [](std::string_view extra = "") {
+    return request("POST", "/t/0/v1/chat/completions", R"({"stream": true, "messages": []})", extra);
+  };
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    if (kinds[i] == "stall") {  // held after the first chunk in both, then released
+      Client pc(pair.proxy.port()), mc(mock.port());
+      pc.send(chat());
+      mc.send(chat());
+      ASSERT_TRUE(pair.proxy.wait_held(0, 1, 10s) && mock.wait_held(0, 1, 10s));
+      pair.proxy.release(0);
+      mock.release(0);
+      EXPECT_EQ(body_of(read_response(pc)), body_of(read_response(mc))) << kinds[i];
+      continue;
+    }
+    Client pc(pair.proxy.port()), mc(mock.port());
+    const Response through = roundtrip(pc, chat()), own = roundtrip(mc, chat());
+    EXPECT_EQ(through.status, own.status) << kinds[i];
+    EXPECT_EQ(through.complete, own.complete) << kinds[i];
+    std::string want = own.chunked ? body_of(own) : own.body;
+    if (kinds[i] == "malformed") want.replace(want.find("chatcmpl-relsim_0_2\",\"object\":\"chat.completion.chunk\",\"choices\":[{"), 19, "chatcmpl-relsim");
+    EXPECT_EQ(through.chunked ? body_of(through) : through.body, want) << kinds[i];
+  }
+  // The in-stream kinds reached the upstream, the 429 did not.
+  EXPECT_EQ(pair.upstream.log(0).requests.size(), kinds.size() - 1);
+}
+
 TEST(Proxy, PreResponseFaultsAreAnsweredHereAndNeverReachTheUpstream) {
   Pair pair(one_task({"http_429", "http_500", "http_503", "http_529", "ok"}));
   Client c(pair.proxy.port());
