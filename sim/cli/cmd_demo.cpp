@@ -24,6 +24,7 @@ struct DemoArgs {
   bool json = false;
   bool no_live = false;
   int concurrency = LiveOptions{}.concurrency;
+  std::string dialect = "anthropic";
 };
 
 int run_demo(const DemoArgs& a) {
@@ -34,6 +35,7 @@ int run_demo(const DemoArgs& a) {
   config.tight_tasks = a.tight_tasks;
   config.live = !a.no_live;
   config.concurrency = a.concurrency;
+  config.dialect = parse_dialect(a.dialect);
   const DemoRun run = run_reference_experiment(config);
   if (a.json) {
     out() << dump_json(demo_json(run)) << "\n";
@@ -63,6 +65,9 @@ Runner add_demo(CLI::App& app) {
   });
   cmd->add_flag("--no-live", args->no_live, "leave out the live run over HTTP");
   cmd->add_option("--concurrency", args->concurrency, "live tasks in flight at once")->capture_default_str();
+  cmd->add_option("--dialect", args->dialect,
+                  "the API the live client speaks: anthropic (POST /v1/messages) or openai (POST /v1/chat/completions)")
+      ->capture_default_str();
   return [args] { return run_demo(*args); };
 }
 

@@ -24,7 +24,7 @@ struct LiveArgs {
   CLI::Option* tasks_option = nullptr;
   std::uint64_t seed = rng::kReferenceSeed;
   int lanes = 16;
-  std::string fault, times = "once", plan_file;
+  std::string fault, times = "once", plan_file, dialect = "anthropic";
   ClientTiming timing = live_timing();
   LiveOptions options;
   bool json = false, timeline = false;
@@ -63,6 +63,7 @@ TimeLiveConfig time_live_config(const LiveArgs& a) {
   c.timing.backoff_schedule = time.backoff;
   c.timing.think_seconds = time.think_seconds;
   c.tasks = a.tasks;
+  c.dialect = parse_dialect(a.dialect);
   c.spacing = a.given("--task-spacing") ? a.spacing : default_spacing(c.t_good, c.t_bad);
   c.concurrency = a.options.concurrency;
   c.client_threads = a.options.client_threads;
@@ -100,6 +101,7 @@ int run_live_command(const LiveArgs& a) {
   std::optional<Model> model;
   const Plan plan = live_plan(a, policy, config, model);
   LiveOptions options = a.options;
+  options.dialect = parse_dialect(a.dialect);
   options.jitter_seed = a.seed;
   options.keep_logs = a.timeline;
   options.throttle = fleet::parse_throttle(a.throttle);
@@ -110,6 +112,7 @@ int run_live_command(const LiveArgs& a) {
   report.concurrency = a.options.concurrency;
   report.fault = a.fault;
   report.times = a.times;
+  report.dialect = options.dialect;
   report.timeline = a.timeline;
   if (!a.out.empty()) write_file_atomically(a.out, live_csv(check));
   if (a.json) out() << dump_json(live_json(report)) << "\n";
@@ -176,6 +179,10 @@ Runner add_live(CLI::App& app) {
   cmd->add_option("--fault", a->fault, "scripted run: this fault kind on every task");
   cmd->add_option("--times", a->times, "scripted run: once or always")->capture_default_str();
   cmd->add_option("--plan", a->plan_file, "replay this plan file (from relsim plan)");
+  cmd->add_option("--dialect", a->dialect,
+                  "the API the client speaks: anthropic (POST /v1/messages) or openai (POST /v1/chat/completions); "
+                  "the plan, the oracle and the verdicts are the same")
+      ->capture_default_str();
   cmd->add_option("--concurrency", a->options.concurrency, "tasks in flight at once")->capture_default_str();
   cmd->add_flag("--coordinated-start", a->options.coordinated_start,
                 "the burst-start experiment: run tasks in waves of --concurrency, all of a wave's tasks starting "

@@ -91,6 +91,7 @@ FaultKind fault_kind_of_status(int status) {
 }
 
 void MessageStream::on_event(const SseEvent& ev) {
+  if (dialect_ == Dialect::openai) return on_chunk(ev);
   if (ev.event != "error" && ev.event != "content_block_delta") {
     // Nothing to read from these but the end: check that the data is a JSON
     // object without building it (the parse below only words the error).
@@ -133,17 +134,20 @@ void MessageStream::on_event(const SseEvent& ev) {
 }
 
 void MessageStream::on_end() const {
-  if (!stopped_) throw StreamError(FaultKind::no_stop, "the stream ended without message_stop");
+  if (!stopped_)
+    throw StreamError(FaultKind::no_stop, dialect_ == Dialect::openai ? "the stream ended without a finish_reason"
+                                                                      : "the stream ended without message_stop");
 }
 
-std::string request_body(std::int64_t task, std::int64_t call) {
-  return fmt::format(
-      R"({{"model":"relsim-mock","max_tokens":64,"stream":true,"messages":[{{"role":"user","content":"task {} call {}"}}]}})",
-      task, call);
+std::string request_body(std::int64_t task, std::int64_t call, Dialect dialect) {
+  return fmt::format(R"({{"model":"relsim-mock",{}"stream":true,"messages":[{{"role":"user","content":"task {} call {}"}}]}})",
+                     dialect == Dialect::openai ? "" : R"("max_tokens":64,)", task, call);
 }
 
 std::string expected_text(std::int64_t task) { return fmt::format("Hello from task {}.", task); }
 
-std::string request_target(std::int64_t task) { return fmt::format("/t/{}/v1/messages", task); }
+std::string request_target(std::int64_t task, Dialect dialect) {
+  return fmt::format("/t/{}/v1/{}", task, dialect == Dialect::openai ? "chat/completions" : "messages");
+}
 
 }  // namespace relsim

@@ -38,14 +38,15 @@ asio::awaitable<std::string> read_error_body(Exchange& ex) {
 
 // The request as bytes, written by hand: the header order Beast would give.
 std::string TaskClient::request_bytes(std::int64_t c, int retry_count) const {
-  const std::string body = request_body(task_, c);
+  const std::string body = request_body(task_, c, cfg_.dialect);
   const std::string key = cfg_.tenants > 0 ? fmt::format("x-api-key: {}\r\n", tenant_key(cfg_.tenant_of(task_))) : "";
+  const bool openai = cfg_.dialect == Dialect::openai;
   return fmt::format(
       "POST {} HTTP/1.1\r\nHost: {}:{}\r\nUser-Agent: relsim-client/0.1\r\n"
-      "Content-Type: application/json\r\nAccept: text/event-stream\r\n{}{}anthropic-version: 2023-06-01\r\n"
+      "Content-Type: application/json\r\nAccept: text/event-stream\r\n{}{}{}"
       "x-stainless-retry-count: {}\r\nContent-Length: {}\r\n\r\n{}",
-      request_target(task_), cfg_.host, cfg_.port, cfg_.keep_alive ? "" : "Connection: close\r\n", key, retry_count,
-      body.size(), body);
+      request_target(task_, cfg_.dialect), cfg_.host, cfg_.port, cfg_.keep_alive ? "" : "Connection: close\r\n", key,
+      openai ? "" : "anthropic-version: 2023-06-01\r\n", retry_count, body.size(), body);
 }
 
 // One HTTP request: connect (or reuse the slot's connection), send, read
@@ -182,7 +183,7 @@ asio::awaitable<std::unique_ptr<Exchange>> TaskClient::create_message(std::int64
 // Reads the event stream to its end, an idle timeout between two events
 // (none under naive), and returns the answer.
 asio::awaitable<std::string> TaskClient::read_message(Exchange& ex) {
-  MessageStream message;
+  MessageStream message(cfg_.dialect);
   SseParser sse;
   const bool idle = cfg_.policy.kind != PolicyKind::naive;
   Clock::time_point last_event = Clock::now();

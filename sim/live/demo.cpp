@@ -36,6 +36,7 @@ DemoRow run_demo_model(const char* name, double q, const Policy& policy, const D
     // mock server serves them, the retrying client runs them.
     LiveOptions options;
     options.concurrency = config.concurrency;
+    options.dialect = config.dialect;
     options.jitter_seed = config.seed;
     row.live = run_live_check(generate_plan(row.model, policy, sc), policy, live_timing(), options);
     row.live_ci = binomial_interval(IntervalKind::wilson, row.live->successes, sc.tasks, 0.95);

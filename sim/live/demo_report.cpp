@@ -54,8 +54,9 @@ std::string demo_simulated_table(const DemoRun& run) {
 
 std::string demo_live_table(const DemoRun& run) {
   std::string s = fmt::format("\nlive: the same tasks over HTTP against the embedded mock server ({} concurrent, "
-                              "simple policy, 200 ms header and idle timeouts)\n",
-                              run.config.concurrency);
+                              "simple policy, 200 ms header and idle timeouts{})\n",
+                              run.config.concurrency,
+                              run.config.dialect == Dialect::openai ? ", OpenAI's chat completions" : "");
   s += "The server replays the simulated tasks' own draws (the plan) and relsim's retrying client runs them.\n"
        "This checks the client: on every task it sends what its policy says on those draws (oracle mismatches\n"
        "0), so its counts equal the simulated ones by construction. The agreement with the exact value comes\n"
@@ -114,6 +115,7 @@ Json demo_json(const DemoRun& run) {
   j["tasks"] = run.config.tasks;
   j["seed"] = run.config.seed;
   j["kinds"] = to_string(run.kinds);
+  if (run.config.live) j["dialect"] = std::string(dialect_name(run.config.dialect));  // of the live runs
   for (const DemoRow& row : run.rows) j[row.name] = demo_row_json(row, run.kinds);
   return j;
 }

@@ -41,6 +41,7 @@ LiveCheck run_live_check(const Plan& plan, const Policy& policy, const ClientTim
   server.load_plan(plan);
   ClientConfig client;
   client.port = static_cast<std::uint16_t>(server.port());
+  client.dialect = options.dialect;
   client.policy = policy;
   client.timing = timing;
   client.concurrency = options.concurrency;

@@ -91,7 +91,8 @@ Json live_json(const LiveReport& r) {
          {"wall_seconds", check.wall_seconds},
          {"throttle", r.throttle},
          {"throttled", check.throttled},
-         {"seed", r.seed}};
+         {"seed", r.seed},
+         {"dialect", std::string(dialect_name(r.dialect))}};
   if (r.timeline) j["timeline"] = live_timeline_json(check);
   return j;
 }

@@ -55,6 +55,7 @@ double bad_share(const OutageView& v) {
 std::vector<LiveTask> run_tasks(const TimeLiveConfig& c, TimeLiveCheck& out, Server& server) {
   ClientConfig client;
   client.port = static_cast<std::uint16_t>(server.port());
+  client.dialect = c.dialect;
   client.policy = c.policy;
   client.timing = c.timing;
   client.concurrency = c.concurrency;

@@ -38,6 +38,43 @@ TEST(LiveCli, BurstyReferenceRunHasZeroMismatchesAndTheSimulatorsCounts) {
   EXPECT_EQ(j["requests"], s["requests"]);
 }
 
+// The OpenAI dialect (--dialect openai): the same 400-task reference run
+// over POST /v1/chat/completions, zero mismatches, and the same counts as
+// the Messages API's and the simulator's (the plan, the oracle and the
+// verdicts do not depend on the dialect); every kind of a mixed plan under
+// layered too; a dialect that is not one is one line and exit 2.
+TEST(LiveCli, TheOpenAiDialectRunsTheReferencePlanWithZeroMismatches) {
+  const std::string model = "--p 0.3 --q 0.8 --r 2 --n 2 --tasks 400";
+  const CliRun openai = run("live " + model + " --dialect openai --json");
+  ASSERT_EQ(openai.status, 0) << openai.out;
+  const auto o = nlohmann::json::parse(openai.out);
+  EXPECT_EQ(o["dialect"], "openai");
+  EXPECT_EQ(o["mismatches"], 0);
+  EXPECT_EQ(o["wrong"], 0);
+  const CliRun anthropic = run("live " + model + " --json");
+  ASSERT_EQ(anthropic.status, 0) << anthropic.out;
+  const auto a = nlohmann::json::parse(anthropic.out);
+  EXPECT_EQ(a["dialect"], "anthropic");
+  EXPECT_EQ(o["successes"], a["successes"]);
+  EXPECT_EQ(o["requests"], a["requests"]);
+  EXPECT_EQ(o["outcomes"], a["outcomes"]);
+  const CliRun sim = run("simulate " + model + " --policy layered --json");
+  ASSERT_EQ(sim.status, 0);
+  EXPECT_EQ(o["successes"], nlohmann::json::parse(sim.out)["successes"]);
+
+  const CliRun mixed = run(
+      "live --p 0.3 --q 0.8 --r 2 --n 2 --s 2 --policy layered --tasks 60 --seed 3 --dialect openai "
+      "--kinds cut=1,stall=1,no_stop=1,malformed=1,slow_headers=2,http_529=1,http_429=1,overloaded=1,reset=1,"
+      "http_400=0.2 --header-timeout 1 --idle-timeout 1 --call-timeout 60 --task-timeout 60 --json");
+  ASSERT_EQ(mixed.status, 0) << mixed.out;
+  EXPECT_EQ(nlohmann::json::parse(mixed.out)["mismatches"], 0);
+
+  const relsim::test::RunResult bad = relsim::test::run_relsim("live --p 0.3 --n 2 --r 2 --dialect grpc");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "relsim: error: --dialect 'grpc' is not a dialect: use anthropic or openai\n");
+  EXPECT_TRUE(bad.out.empty());
+}
+
 // Header and idle timeouts of 1 s, not relsim live's 0.2 s: the check holds
 // a good answer that comes later than them for a fault, and under ASan on a
 // busy 2-core machine 32 tasks in flight once made five good answers that

@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "relsim/core/dialect.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/policy.hpp"
 #include "relsim/core/retry_throttle.hpp"
@@ -51,6 +52,10 @@ namespace relsim {
 struct ClientConfig {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
+  // The API it speaks: the Messages API (POST /t/{task}/v1/messages) or
+  // OpenAI's Chat Completions (POST /t/{task}/v1/chat/completions,
+  // docs/wire.md "The OpenAI dialect"); the policies and the oracle are the same.
+  Dialect dialect = Dialect::anthropic;
   Policy policy;
   ClientTiming timing;
   int concurrency = 32;  // tasks in flight at once
@@ -227,26 +232,34 @@ inline double jitter(std::uint64_t seed, std::int64_t task, std::int64_t k) {
   return rng::uniform(seed, kJitterStream, static_cast<std::uint64_t>(task), static_cast<std::uint64_t>(k));
 }
 
-// ---- The Messages streaming API, event by event ----------------------------
+// ---- The streaming API, event by event ---------------------------------------
 // Folds the events of one response into the answer text. Throws
 // StreamError(malformed) for data that is not the JSON an event needs,
 // StreamEventError for `event: error`, and at on_end() StreamError(no_stop)
-// unless message_stop came: half a stream is never an answer.
+// unless message_stop came: half a stream is never an answer. In the OpenAI
+// dialect (chat_stream.cpp): chat.completion.chunk data, StreamEventError
+// for a chunk that holds an error object, and at on_end() StreamError(no_stop)
+// unless a chunk gave a finish_reason.
 class MessageStream {
  public:
+  explicit MessageStream(Dialect dialect = Dialect::anthropic) : dialect_(dialect) {}
   void on_event(const SseEvent& event);
   void on_end() const;
   bool stopped() const { return stopped_; }
   const std::string& text() const { return text_; }
 
  private:
+  void on_chunk(const SseEvent& event);  // the OpenAI dialect's
+
+  Dialect dialect_;
   std::string text_;
-  bool stopped_ = false;
+  bool stopped_ = false;  // message_stop came, or a finish_reason
 };
 
 // The request body of call `call` of `task`, and the answer it must get.
-std::string request_body(std::int64_t task, std::int64_t call);
+std::string request_body(std::int64_t task, std::int64_t call, Dialect dialect = Dialect::anthropic);
 std::string expected_text(std::int64_t task);
-std::string request_target(std::int64_t task);  // "/t/{task}/v1/messages"
+// "/t/{task}/v1/messages", or "/t/{task}/v1/chat/completions" in the OpenAI dialect.
+std::string request_target(std::int64_t task, Dialect dialect = Dialect::anthropic);
 
 }  // namespace relsim

@@ -27,6 +27,7 @@ struct DemoConfig {
   std::int64_t tight_tasks = 1'000'000;  // also simulated, for a tight interval (0: none)
   bool live = true;                     // run the same tasks live
   int concurrency = LiveOptions{}.concurrency;  // live tasks in flight at once
+  Dialect dialect = Dialect::anthropic;          // the API the live client speaks
 };
 
 // One model of the experiment; intervals are 95% Wilson.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "relsim/core/dialect.hpp"
 #include "relsim/client/client.hpp"
 #include "relsim/live/oracle.hpp"
 #include "relsim/formats/plan.hpp"
@@ -33,6 +34,7 @@ struct LiveCheck {
 };
 
 struct LiveOptions {
+  Dialect dialect = Dialect::anthropic;  // the API the client speaks (ClientConfig::dialect)
   int concurrency = 32;
   int client_threads = 1;
   int server_threads = 1;

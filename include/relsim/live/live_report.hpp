@@ -26,6 +26,7 @@ struct LiveReport {
   int concurrency = 0;            // tasks in flight at once
   std::string fault, times;       // a scripted run (--fault, --times); fault empty otherwise
   bool timeline = false;          // --timeline: the JSON adds "timeline" (needs check->logs)
+  Dialect dialect = Dialect::anthropic;  // the API the client spoke (--dialect)
 };
 
 // The report of `check` under `policy`: its interval and, for a plan drawn

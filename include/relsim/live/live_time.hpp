@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "relsim/core/dialect.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/policy.hpp"
 #include "relsim/core/rng.hpp"
@@ -40,6 +41,7 @@ struct TimeLiveConfig {
   FaultWeights kinds = FaultWeights::in_stream_uniform();
   Policy policy;
   ClientTiming timing;  // the client's backoff_schedule, think_seconds, time_scale and timeouts
+  Dialect dialect = Dialect::anthropic;  // the API the client speaks
   std::int64_t tasks = 400;
   double spacing = 0.0;  // model seconds between two task starts, > 0 (default_spacing is a good one)
   int concurrency = 32;
