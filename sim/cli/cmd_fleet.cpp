@@ -33,12 +33,14 @@ struct FleetArgs {
   long long long_agents = 0;
   bool force = false, json = false, live = false;
   double time_scale = 0.1;
+  std::string dialect = "anthropic";
   std::string csv;
   int replicates = 1, threads = 0;
   double bin_seconds = 1.0;
   std::uint64_t seed = rng::kReferenceSeed;
   CLI::Option *quota_option = nullptr, *capacity_option = nullptr, *pool_option = nullptr,
-              *header_timeout_option = nullptr, *replicates_option = nullptr, *time_scale_option = nullptr;
+              *header_timeout_option = nullptr, *replicates_option = nullptr, *time_scale_option = nullptr,
+              *dialect_option = nullptr;
 };
 
 // --quota, --capacity and --header-timeout (and --pool, in scenario_of):
@@ -90,6 +92,7 @@ int run_fleet_live_command(const FleetArgs& a, const fleet::Scenario& scenario, 
   if (!config.share.single()) throw InputError("--live runs in one process: start it without mpirun");
   FleetLiveConfig lc;
   lc.time_scale = a.time_scale;
+  lc.dialect = parse_dialect(a.dialect);
   validate_live(scenario, lc);
   const int replicates = a.replicates_option->count() ? a.replicates : 20;
   if (replicates < 2)
@@ -185,6 +188,10 @@ Runner add_fleet(CLI::App& app) {
   args->time_scale_option =
       cmd->add_option("--time-scale", args->time_scale, "--live: wall seconds per model second, in [0.001, 10]")
           ->capture_default_str();
+  args->dialect_option =
+      cmd->add_option("--dialect", args->dialect,
+                      "--live: the API the agents speak, anthropic (/v1/messages) or openai (/v1/chat/completions)")
+          ->capture_default_str();
   add_seed_option(*cmd, args->seed, "Philox key");
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default); never changes the output")
       ->capture_default_str();
@@ -195,6 +202,7 @@ Runner add_fleet(CLI::App& app) {
   require_positive(args->capacity_option, "capacity", "streams");
   require_positive(args->header_timeout_option, "header-timeout", "seconds");
   needs_option(args->time_scale_option, live, "--time-scale needs --live: the simulation runs in virtual time");
+  needs_option(args->dialect_option, live, "--dialect needs --live: the simulation speaks no wire format");
   refuse_with(live, csv, "--csv with --live: the live run keeps no time series; leave --csv out");
   return [args] { return run_fleet_command(*args); };
 }

@@ -46,7 +46,8 @@ Json fleet_agreement_json(const FleetAgreementRun& run) {
   const LogAgreement& log = run.log;
   Json j = fleet::fleet_json(s, run.config, live.counts);
   j.erase("events");  // the live run has none
-  j["live"] = {{"time_scale", run.live_config.time_scale},
+  j["live"] = {{"dialect", std::string(dialect_name(run.live_config.dialect))},
+               {"time_scale", run.live_config.time_scale},
                {"wall_seconds", live.wall_seconds},
                {"stream_seconds", live.stream_seconds},
                {"replayed_replicate", run.live_config.replicate},

@@ -19,15 +19,14 @@
 namespace relsim {
 namespace {
 
-constexpr int kStreamEvents = 8;  // a healthy stream's events, each after its delay
-
-// The delay before each event, whole ms of wall time, for a stream of `seconds`.
-std::int64_t chunk_delay_ms(double seconds, double time_scale) {
-  return std::llround(seconds * time_scale * 1000.0 / kStreamEvents);
+// The delay before each event of a healthy stream in `dialect`, whole ms of
+// wall time, for a stream of `seconds`: the same wall time in either dialect.
+std::int64_t chunk_delay_ms(double seconds, double time_scale, Dialect dialect) {
+  return std::llround(seconds * time_scale * 1000.0 / healthy_stream_events(dialect));
 }
 
-double stream_seconds(std::int64_t delay_ms, double time_scale) {
-  return static_cast<double>(delay_ms * kStreamEvents) / 1000.0 / time_scale;
+double stream_seconds(std::int64_t delay_ms, double time_scale, Dialect dialect) {
+  return static_cast<double>(delay_ms * healthy_stream_events(dialect)) / 1000.0 / time_scale;
 }
 
 std::int64_t total_tasks(const fleet::Scenario& s) { return s.agents * s.tasks_per_agent; }
@@ -36,6 +35,7 @@ ClientConfig client_for(const fleet::Scenario& s, std::uint64_t seed, const Flee
                         std::int64_t longest_delay_ms) {
   ClientConfig client;
   client.port = static_cast<std::uint16_t>(port);
+  client.dialect = c.dialect;
   client.policy = s.policy;
   client.seed = seed;
   client.threads = c.client_threads;
@@ -169,19 +169,21 @@ void validate_live(const fleet::Scenario& s, const FleetLiveConfig& c) {
                        total_tasks(s), kMaxLiveTasks));
   for (const double seconds : {s.request_seconds, s.long_seconds}) {
     if (seconds == s.long_seconds && s.long_agents == 0) continue;
-    const std::int64_t d = chunk_delay_ms(seconds, c.time_scale);
+    const std::int64_t d = chunk_delay_ms(seconds, c.time_scale, c.dialect);
+    const int events = healthy_stream_events(c.dialect);
     if (d < 1 || d > kMaxChunkDelayMs)
-      refuse(fmt::format("a {:g} s stream at time-scale {:g} lasts {:g} ms of wall time: it must be in [8, {}] ms, "
+      refuse(fmt::format("a {:g} s stream at time-scale {:g} lasts {:g} ms of wall time: it must be in [{}, {}] ms, "
                          "one whole ms or more per event",
-                         seconds, c.time_scale, seconds * c.time_scale * 1000.0, kMaxChunkDelayMs * kStreamEvents));
+                         seconds, c.time_scale, seconds * c.time_scale * 1000.0, events, kMaxChunkDelayMs * events));
   }
 }
 
 FleetLiveResult run_fleet_live(const fleet::Scenario& s, std::uint64_t seed, const FleetLiveConfig& c) {
   fleet::validate(s, true);
   validate_live(s, c);
-  const std::int64_t delay_ms = chunk_delay_ms(s.request_seconds, c.time_scale);
-  const std::int64_t long_delay_ms = s.long_agents > 0 ? chunk_delay_ms(s.long_seconds, c.time_scale) : delay_ms;
+  const std::int64_t delay_ms = chunk_delay_ms(s.request_seconds, c.time_scale, c.dialect);
+  const std::int64_t long_delay_ms =
+      s.long_agents > 0 ? chunk_delay_ms(s.long_seconds, c.time_scale, c.dialect) : delay_ms;
 
   ServerConfig config;
   config.threads = c.server_threads;
@@ -192,8 +194,8 @@ FleetLiveResult run_fleet_live(const fleet::Scenario& s, std::uint64_t seed, con
   ClientConfig client = client_for(s, seed, c, server.port(), std::max(delay_ms, long_delay_ms));
 
   FleetLiveResult r;
-  r.stream_seconds = stream_seconds(delay_ms, c.time_scale);
-  r.long_stream_seconds = stream_seconds(long_delay_ms, c.time_scale);
+  r.stream_seconds = stream_seconds(delay_ms, c.time_scale, c.dialect);
+  r.long_stream_seconds = stream_seconds(long_delay_ms, c.time_scale, c.dialect);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<LiveTask> tasks = run_live(client, 0, total_tasks(s));
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

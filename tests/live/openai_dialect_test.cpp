@@ -47,6 +47,10 @@ TEST(OpenAiDialect, TheHealthyStreamIsTheDocumentedBytes) {
       chunked({chunk_of(R"({"role":"assistant","content":""})", "null"), chunk_of(R"({"content":"Hello from "})", "null"),
                chunk_of(R"({"content":"task 7."})", "null"), chunk_of("{}", R"("stop")"), "data: [DONE]\n\n"});
   EXPECT_EQ(c.buf, want);
+  // As many events as fleet --live paces a stream by (healthy_stream_events).
+  std::size_t events = 0;
+  for (std::size_t at = c.buf.find("data: "); at != std::string::npos; at = c.buf.find("data: ", at + 1)) ++events;
+  EXPECT_EQ(events, static_cast<std::size_t>(relsim::healthy_stream_events(relsim::Dialect::openai)));
 }
 
 TEST(OpenAiDialect, ErrorsAreOpenAiShapedWithXRequestId) {

@@ -120,11 +120,16 @@ fleet::Scenario storm(const std::string& throttle) {
   return s;
 }
 
+// A parameter is a throttle, and "@openai" for agents that speak OpenAI's
+// chat completions (the provider's 429s and the streams in that dialect).
 class FleetLiveStorm : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FleetLiveStorm, AgreesWithTheSimulationAndTheServersLog) {
-  const fleet::Scenario s = storm(GetParam());
+  const std::string param = GetParam();
+  const std::size_t at = param.find('@');
+  const fleet::Scenario s = storm(param.substr(0, at));
   FleetLiveConfig c;
+  if (at != std::string::npos) c.dialect = parse_dialect(param.substr(at + 1));
   c.time_scale = 0.08;  // 80 ms streams
   const FleetLiveResult live = run_fleet_live(s, kSeed, c);
   std::vector<fleet::FleetResult> sims;
@@ -147,8 +152,12 @@ TEST_P(FleetLiveStorm, AgreesWithTheSimulationAndTheServersLog) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Throttles, FleetLiveStorm, ::testing::Values("none", "grpc:10,0.1"),
-                         [](const auto& info) { return info.param == "none" ? std::string("none") : std::string("grpc"); });
+INSTANTIATE_TEST_SUITE_P(Throttles, FleetLiveStorm, ::testing::Values("none", "grpc:10,0.1", "none@openai"),
+                         [](const auto& info) {
+                           return info.param == "none"          ? std::string("none")
+                                  : info.param == "none@openai" ? std::string("none_openai")
+                                                                : std::string("grpc");
+                         });
 
 TEST(FleetLive, LongStreamsBlockAPoolOfTenAndAPerTaskPoolFreesIt) {
   // Ten agents stream 30 s beside forty whose calls take 1 s, five tasks

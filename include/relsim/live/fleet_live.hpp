@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "relsim/core/dialect.hpp"
 #include "relsim/fleet/fleet.hpp"
 #include "relsim/fleet/scenario.hpp"
 
@@ -22,6 +23,7 @@ struct FleetLiveConfig {
   int replicate = 0;        // whose draws the run replays, in [0, fleet::kMaxReplicates]
   int server_threads = 1;   // in [1, 64]
   int client_threads = 1;   // in [1, 256]
+  Dialect dialect = Dialect::anthropic;  // the API the agents speak (the provider answers in it)
 };
 
 inline constexpr std::int64_t kMaxLiveAgents = 2'000;
