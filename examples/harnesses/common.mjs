@@ -77,7 +77,8 @@ async function json(url, init) {
 function escaped(e) {
   if (e instanceof TaskEnd) return { outcome: e.outcome, detail: e.message };
   const detail = `${e?.constructor?.name ?? 'Error'}: ${e?.message ?? e}`.slice(0, 900);
-  return { outcome: e instanceof Anthropic.APIError && e.status === 400 ? 'harness_error' : 'crash', detail };
+  // Any SDK's API error with status 400 (the Anthropic SDK's, the openai SDK's).
+  return { outcome: e?.status === 400 ? 'harness_error' : 'crash', detail };
 }
 
 // Runs runTask(ctx) for every task, opts.concurrency at a time. ctx holds

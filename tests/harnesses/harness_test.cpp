@@ -337,6 +337,17 @@ TEST(Harnesses, SdkAloneIsNaiveWithoutStreamRetries) {
   expect_reference(s, "naive", 2, 0);
 }
 
+// The official openai SDK alone, in the OpenAI dialect
+// (openai_sdk_only.mjs; docs/audit.md): over the reference plan, naive
+// s = 2, r = 0 with no mismatch, as the Anthropic SDK alone (a naive loop
+// takes a stream without its end as the answer, and so does this one).
+TEST(Harnesses, OpenAiSdkAloneIsNaiveWithoutStreamRetries) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  const Session s = run_session("openai_sdk_only", kReferencePlan, {"node", "openai_sdk_only.mjs"});
+  expect_reference(s, "naive", 2, 0);
+}
+
 // LangChain.js (docs/audit.md, Frameworks, as their source says): a scripted
 // plan that pins its retries (a 529 on 9 requests: 7 attempts, 6 retries of
 // its own, then it throws), with one task of each in-stream fault. Every
