@@ -170,7 +170,8 @@ Runner add_serve(CLI::App& app) {
       ->capture_default_str();
   auto* quota = cmd->add_option("--quota", args->quota,
                   "provider mode: requests per minute per tenant (tenant = x-api-key), a token bucket that starts "
-                  "full; past it 429 with retry-after and anthropic-ratelimit-requests-* headers (x-ratelimit-*-requests in the OpenAI dialect); in (0, 1e9]");
+                  "full; past it 429 with retry-after and anthropic-ratelimit-requests-* headers "
+                  "(x-ratelimit-*-requests in the OpenAI dialect); in (0, 1e9]");
   auto* capacity = cmd->add_option("--capacity", args->capacity,
                   "provider mode: replies served at once, in [1, 1000000]; past it 529 overloaded");
   cmd->add_option("--max-connections", args->max_connections,

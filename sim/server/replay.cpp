@@ -117,14 +117,14 @@ net::awaitable<Outcome> error_status(Connection& conn, std::int64_t task, const 
 }  // namespace
 
 net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped& p, const Request& req, bool keep,
-                               Json& upstream, AnswerAs answer) {
-  const Dialect dialect = answer.dialect;
+                               Json& upstream, bool as_stream) {
+  const Dialect dialect = p.dialect;
   const ScriptEntry& e = p.entry;
   const std::size_t body_bytes = req.body().size();
   const bool proxy = conn.state().config().upstream.has_value();
   if (wire::streams(e)) {
     if (proxy) co_return co_await forward(conn, req, task, p, keep, upstream);
-    if (!answer.stream) co_return co_await whole(conn, task, p, e, body_bytes, keep);
+    if (!as_stream) co_return co_await whole(conn, task, p, e, body_bytes, keep);
     co_return co_await stream(conn, task, p, e, body_bytes, keep, dialect);
   }
   // A reply that does not stream waits at its gate before its first byte.
@@ -151,7 +151,7 @@ net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped
       if (proxy) co_return co_await forward(conn, req, task, p, keep, upstream);
       ScriptEntry as = e;
       as.reply = Reply::ok;
-      if (!answer.stream) co_return co_await whole(conn, task, p, as, body_bytes, keep);
+      if (!as_stream) co_return co_await whole(conn, task, p, as, body_bytes, keep);
       co_return co_await stream(conn, task, p, as, body_bytes, keep, dialect);
     }
     default:

@@ -21,15 +21,11 @@ struct Outcome {
 // `p` is the entry taken (found) for `req`; `keep` whether the request asked
 // for keep-alive. In proxy mode an ok or in-stream entry (and slow_headers,
 // once released) is forwarded to the upstream (upstream.hpp), which fills
-// `upstream` with what the log says of the hop. `dialect`: the bytes of the
-// Messages API or of OpenAI's Chat Completions (openai_wire.hpp).
-// How the request asked to be answered: its dialect, and whether as a
-// stream (an OpenAI request may ask for one whole chat.completion).
-struct AnswerAs {
-  Dialect dialect = Dialect::anthropic;
-  bool stream = true;
-};
+// `upstream` with what the log says of the hop. The bytes are those of the
+// request's dialect (p.dialect: the Messages API's or OpenAI's, in
+// openai_wire.hpp); `stream` false (an OpenAI request that asked for no
+// stream) answers with one whole chat.completion.
 net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped& p, const Request& req, bool keep,
-                               Json& upstream, AnswerAs as = {});
+                               Json& upstream, bool stream = true);
 
 }  // namespace relsim::mock

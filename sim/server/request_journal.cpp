@@ -19,8 +19,9 @@ namespace {
 // several times the writing. Numbers are written as json_text writes them
 // (a double keeps a ".0" when whole; NaN and infinities are null), strings
 // and the nested values through json_text itself, so a reader finds the
-// same values in the same order as before (tests/unit/request_journal_test.cpp
-// compares the two).
+// same values in the same order as before (tests/live/control_log_test.cpp,
+// EveryLineIsTheTextTheJsonLibraryWritesForItsValues, holds each line to
+// the JSON library's own writing of it).
 void append_double(std::string& out, double x) {
   if (!std::isfinite(x)) {
     out += "null";

@@ -133,7 +133,7 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
     co_return keep && ok;
   }
   Json upstream;
-  const Outcome o = co_await replay(conn, task, p, req, keep, upstream, {dialect, streams});
+  const Outcome o = co_await replay(conn, task, p, req, keep, upstream, streams);
   state.finish(task, p, o.status, o.end, std::move(upstream));
   co_return o.keep;
 }

@@ -8,6 +8,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/server/server.hpp"
+#include "server/openai_wire.hpp"
 #include "server/server_wire.hpp"
 
 namespace relsim {
@@ -113,6 +114,13 @@ std::vector<ScriptEntry> script_of(std::initializer_list<std::string_view> names
   std::vector<ScriptEntry> out;
   for (const auto name : names) out.push_back(entry_named(name));
   return out;
+}
+
+int healthy_stream_events(Dialect dialect) {
+  const ScriptEntry ok = ScriptEntry::ok();
+  const wire::StreamScript s =
+      dialect == Dialect::openai ? wire::openai::stream_script(ok, 0, 0) : wire::stream_script(ok, 0, 0, 0);
+  return static_cast<int>(s.events.size());
 }
 
 Json to_json(const ScriptEntry& entry) {

@@ -89,6 +89,7 @@ TaskState* ServerState::live_task_locked(std::int64_t task, std::string& why) {
 
 Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
   Popped p;
+  p.dialect = r.dialect;
   JournalRequest line;
   {
     std::lock_guard lock(mu_);
@@ -103,7 +104,6 @@ Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
     if (found == nullptr) return p;
     TaskState& t = *found;
     p.index = r.index = t.served++;
-    p.dialect = r.dialect;
     if (outage_) {
       // The state when the request was read, on the server's clock.
       const double at = r.received_ms / 1000.0 / outage_->config().time_scale;

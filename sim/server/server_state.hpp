@@ -56,7 +56,7 @@ struct Popped {
   std::size_t slot = kNotLogged;  // in the task's log
   std::uint64_t epoch = 0;        // the task's release_epoch when it was taken
   std::uint64_t journal = 0;      // its open line in the request journal; 0: none
-  Dialect dialect = Dialect::anthropic;  // the request's (proxy mode breaks its stream in that dialect)
+  Dialect dialect = Dialect::anthropic;  // the request's: its reply's bytes, and the proxy's breaking of its stream
   // Provider mode: the rate-limit headers its answer carries.
   std::vector<std::pair<std::string, std::string>> headers;
 };

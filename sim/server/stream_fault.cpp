@@ -27,6 +27,24 @@ const std::string& malformed_event() {
   return e;
 }
 
+// The values of an event's `NAME:` lines, in order (one leading space
+// dropped, as SSE says).
+std::vector<std::string_view> field_values(std::string_view event, std::string_view name) {
+  std::vector<std::string_view> out;
+  for (std::size_t at = 0; at < event.size();) {
+    const std::size_t nl = std::min(event.find('\n', at), event.size());
+    std::string_view line = event.substr(at, nl - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > name.size() && line.substr(0, name.size()) == name && line[name.size()] == ':') {
+      line.remove_prefix(name.size() + 1);
+      if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      out.push_back(line);
+    }
+    at = nl + 1;
+  }
+  return out;
+}
+
 // What an OpenAI chunk is to the faults: [DONE], one with a finish_reason,
 // one with content, or another (the role's, a usage chunk, an error).
 enum class Chunk { done, finish, content, other };
@@ -44,28 +62,6 @@ Chunk chunk_of(std::string_view event) {
                             : nullptr;
   return content && content->is_string() && !content->get_ref<const std::string&>().empty() ? Chunk::content
                                                                                              : Chunk::other;
-}
-
-}  // namespace
-
-namespace {
-
-// The values of an event's `NAME:` lines, in order (one leading space
-// dropped, as SSE says).
-std::vector<std::string_view> field_values(std::string_view event, std::string_view name) {
-  std::vector<std::string_view> out;
-  for (std::size_t at = 0; at < event.size();) {
-    const std::size_t nl = std::min(event.find('\n', at), event.size());
-    std::string_view line = event.substr(at, nl - at);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.size() > name.size() && line.substr(0, name.size()) == name && line[name.size()] == ':') {
-      line.remove_prefix(name.size() + 1);
-      if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
-      out.push_back(line);
-    }
-    at = nl + 1;
-  }
-  return out;
 }
 
 }  // namespace

@@ -64,9 +64,8 @@ std::string_view sv(boost::beast::string_view s) { return {s.data(), s.size()}; 
 
 bool hop_by_hop(beast::string_view name) {
   // expect: the proxy has answered 100-continue itself and has the whole body.
-  for (const char* h : {"connection", "keep-alive", "proxy-connection", "proxy-authenticate",
-                                   "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade",
-                                   "content-length", "host", "expect"})
+  for (const char* h : {"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization",
+                        "te", "trailer", "transfer-encoding", "upgrade", "content-length", "host", "expect"})
     if (beast::iequals(name, h)) return true;
   return false;
 }
@@ -106,14 +105,15 @@ std::string upstream_request(const Request& req, const Upstream& up, const std::
   for (const auto& field : req) {
     const beast::string_view name = field.name_string();
     if (hop_by_hop(name) || (!task_header.empty() && beast::iequals(name, task_header))) continue;
-    fmt::format_to(std::back_inserter(out), "{}: {}\r\n", sv(field.name_string()), sv(field.value()));
+    fmt::format_to(std::back_inserter(out), "{}: {}\r\n", sv(name), sv(field.value()));
   }
   const bool default_port = up.port == (up.tls ? 443 : 80);
   if (default_port) fmt::format_to(std::back_inserter(out), "host: {}\r\n", up.host);
   else fmt::format_to(std::back_inserter(out), "host: {}:{}\r\n", up.host, up.port);
   // A length as Beast's prepare_payload gives it: for a body, and for the methods that mean one.
   const http::verb m = req.method();
-  if (!req.body().empty() || m == http::verb::post || m == http::verb::put || m == http::verb::options) fmt::format_to(std::back_inserter(out), "content-length: {}\r\n", req.body().size());
+  if (!req.body().empty() || m == http::verb::post || m == http::verb::put || m == http::verb::options)
+    fmt::format_to(std::back_inserter(out), "content-length: {}\r\n", req.body().size());
   out += "\r\n";
   out += req.body();
   return out;
@@ -129,7 +129,7 @@ std::string client_head(const http::response_header<>& res, bool keep, bool bodi
   for (const auto& field : res) {
     const beast::string_view name = field.name_string();
     if (!hop_by_hop(name) || (bodiless && beast::iequals(name, "content-length")))
-      fmt::format_to(std::back_inserter(out), "{}: {}\r\n", sv(field.name_string()), sv(field.value()));
+      fmt::format_to(std::back_inserter(out), "{}: {}\r\n", sv(name), sv(field.value()));
   }
   if (!bodiless) out += "transfer-encoding: chunked\r\n";
   out += keep ? "connection: keep-alive\r\n\r\n" : "connection: close\r\n\r\n";

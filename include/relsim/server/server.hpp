@@ -85,9 +85,10 @@ Json to_json(const ScriptEntry& entry);
 // One request as the server saw it.
 // The events of a healthy stream (docs/wire.md): eight in the Messages API
 // (message_start ... message_stop), five in the OpenAI dialect (the role,
-// two content chunks, the finish_reason, [DONE]). A shaped entry's
-// chunk_delay_ms comes before each, so a stream lasts this many delays.
-constexpr int healthy_stream_events(Dialect dialect) { return dialect == Dialect::openai ? 5 : 8; }
+// two content chunks, the finish_reason, [DONE]): counted from the scripts
+// that send them. A shaped entry's chunk_delay_ms comes before each, so a
+// stream lasts this many delays.
+int healthy_stream_events(Dialect dialect);
 
 struct LoggedRequest {
   std::string method;
