@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -14,11 +16,24 @@ namespace {
 
 // One chat.completion.chunk, as Json{...}.dump() would write it (the
 // fields in this order; nothing in it needs escaping). `created` is 0: the
-// mock's bytes carry no clock.
-std::string chunk_event(std::string_view id, std::string_view delta, std::string_view finish_reason) {
+// mock's bytes carry no clock. `usage`: "" (not asked for), "null", or the
+// usage object.
+std::string chunk_event(std::string_view id, std::string_view choices, std::string_view usage) {
   return data_event(fmt::format(R"({{"id":"{}","object":"chat.completion.chunk","created":0,"model":"{}",)"
-                                R"("choices":[{{"index":0,"delta":{},"logprobs":null,"finish_reason":{}}}]}})",
-                                id, kModel, delta, finish_reason));
+                                R"("choices":{}{}{}}})",
+                                id, kModel, choices, usage.empty() ? "" : R"(,"usage":)", usage));
+}
+
+std::string choice(std::string_view delta, std::string_view finish_reason) {
+  return fmt::format(R"([{{"index":0,"delta":{},"logprobs":null,"finish_reason":{}}}])", delta, finish_reason);
+}
+
+// The usage object of a reply to a request of `body_bytes`: a token per four
+// bytes of the prompt, kOutputTokens of answer.
+std::string usage_object(std::size_t body_bytes) {
+  const auto prompt = static_cast<std::int64_t>(std::max<std::size_t>(1, body_bytes / 4));
+  return fmt::format(R"({{"prompt_tokens":{},"completion_tokens":{},"total_tokens":{}}})", prompt, kOutputTokens,
+                     prompt + kOutputTokens);
 }
 
 struct OpenAiError {
@@ -58,18 +73,27 @@ std::string error_body(std::string_view anthropic_type, std::string_view message
                           {"code", e.code.empty() ? Json(nullptr) : Json(e.code)}}}});
 }
 
-StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int64_t index) {
+StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int64_t index, bool usage,
+                           std::size_t body_bytes) {
   const std::string id = completion_id(task, index);
-  const std::string role = chunk_event(id, R"({"role":"assistant","content":""})", "null");
-  const std::string text1 = chunk_event(id, R"({"content":"Hello from "})", "null");
-  const std::string text2 = chunk_event(id, fmt::format(R"({{"content":"task {}."}})", task), "null");
-  const std::string finish = chunk_event(id, "{}", R"("stop")");
-  const std::string done(kDone);
+  const std::string_view no_usage = usage ? "null" : "";
+  const std::string role = chunk_event(id, choice(R"({"role":"assistant","content":""})", "null"), no_usage);
+  const std::string text1 = chunk_event(id, choice(R"({"content":"Hello from "})", "null"), no_usage);
+  const std::string text2 = chunk_event(id, choice(fmt::format(R"({{"content":"task {}."}})", task), "null"), no_usage);
+  const std::string finish = chunk_event(id, choice("{}", R"("stop")"), no_usage);
+  // The chunks after the content: the finish, the usage if asked for, [DONE].
+  std::vector<std::string> end{finish};
+  if (usage) end.push_back(chunk_event(id, "[]", usage_object(body_bytes)));
+  end.emplace_back(kDone);
+  const auto with_end = [&](std::vector<std::string> events) {
+    events.insert(events.end(), end.begin(), end.end());
+    return events;
+  };
 
   StreamScript s;
   s.gate_at = 1;  // before the first content chunk
   if (entry.reply == Reply::ok) {
-    s.events = {role, text1, text2, finish, done};
+    s.events = with_end({role, text1, text2});
     return s;
   }
   switch (entry.fault) {
@@ -78,20 +102,21 @@ StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int
       s.clean_end = false;
       break;
     case FaultKind::no_stop:  // the chunk with finish_reason is missing
-      s.events = {role, text1, text2, done};
+      s.events = with_end({role, text1, text2});
+      s.events.erase(s.events.begin() + 3);  // the finish
       break;
     case FaultKind::malformed:
-      s.events = {role, malformed_chunk(id), text1, text2, finish, done};
+      s.events = with_end({role, malformed_chunk(id), text1, text2});
       break;
     case FaultKind::overloaded:  // an error object as a chunk, then the end, without [DONE]
       s.events = {role, overloaded_chunk()};
       break;
     case FaultKind::stall:
-      s.events = {role, text1, text2, finish, done};
+      s.events = with_end({role, text1, text2});
       s.hold_at = 1;
       break;
     default:
-      s.events = {role, text1, text2, finish, done};
+      s.events = with_end({role, text1, text2});
       break;
   }
   s.gate_at = std::min(s.gate_at, s.events.size());
@@ -103,41 +128,18 @@ namespace {
 // The chat.completion of task `task`'s request `index`: its text, and
 // finish_reason as given (JSON: "\"stop\"" or "null").
 std::string completion(std::int64_t task, std::int64_t index, std::size_t body_bytes, std::string_view finish) {
-  const auto prompt = static_cast<std::int64_t>(std::max<std::size_t>(1, body_bytes / 4));
   return fmt::format(R"({{"id":"{}","object":"chat.completion","created":0,"model":"{}","choices":[{{"index":0,)"
                      R"("message":{{"role":"assistant","content":"Hello from task {}."}},"logprobs":null,)"
-                     R"("finish_reason":{}}}],"usage":{{"prompt_tokens":{},"completion_tokens":{},"total_tokens":{}}}}})",
-                     completion_id(task, index), kModel, task, finish, prompt, kOutputTokens, prompt + kOutputTokens);
+                     R"("finish_reason":{}}}],"usage":{}}})",
+                     completion_id(task, index), kModel, task, finish, usage_object(body_bytes));
 }
 
 }  // namespace
 
 WholeReply whole_reply(const ScriptEntry& entry, std::int64_t task, std::int64_t index, std::size_t body_bytes) {
-  const std::string full = completion(task, index, body_bytes, R"("stop")");
-  WholeReply w{full, full.size(), false, true};
-  if (entry.reply == Reply::ok) return w;
-  switch (entry.fault) {
-    case FaultKind::cut:  // half the body its length announced, then the connection ends
-      w.body = full.substr(0, full.size() / 2);
-      w.clean_end = false;
-      break;
-    case FaultKind::no_stop:
-      w.body = completion(task, index, body_bytes, "null");
-      break;
-    case FaultKind::malformed:  // a body of its announced length that is not JSON
-      w.body = full.substr(0, full.size() / 2);
-      break;
-    case FaultKind::overloaded:  // the error the stream would have carried, as the whole 200 body
-      w.body = error_body("overloaded_error", "Overloaded");
-      break;
-    case FaultKind::stall:
-      w.hold_before_body = true;
-      break;
-    default:
-      break;
-  }
-  if (w.clean_end) w.content_length = w.body.size();
-  return w;
+  const bool broken = entry.reply == Reply::fault && streams(entry);
+  return break_whole(broken ? std::optional<FaultKind>(entry.fault) : std::nullopt, Dialect::openai,
+                     completion(task, index, body_bytes, R"("stop")"));
 }
 
 std::string duration(double seconds) {

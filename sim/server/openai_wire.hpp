@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "server/server_wire.hpp"
+#include "server/whole_fault.hpp"
 
 namespace relsim::wire::openai {
 
@@ -19,20 +20,16 @@ inline constexpr std::string_view kDone = "data: [DONE]\n\n";
 
 // The stream of an ok entry or an in-stream fault kind: a first chunk with
 // the assistant's role, two content chunks, a last one with finish_reason
-// "stop", then data: [DONE]; the faults break it as docs/wire.md says.
-StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int64_t index);
+// "stop", then data: [DONE]; the faults break it as docs/wire.md says. With
+// `usage` (the request's stream_options.include_usage) every chunk carries
+// "usage": null and a chunk with no choices and the usage of a request of
+// `body_bytes` comes before [DONE], as OpenAI sends them.
+StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int64_t index, bool usage = false,
+                           std::size_t body_bytes = 0);
 
 // The reply to a request that does not stream ("stream" absent or false):
-// one chat.completion object, application/json. `body` is what is sent
-// after the head, whose content-length is `content_length` (more than
-// body.size() for a cut, which then closes); `hold_before_body`: a stall
-// holds between the head and the body.
-struct WholeReply {
-  std::string body;
-  std::size_t content_length = 0;
-  bool hold_before_body = false;
-  bool clean_end = true;
-};
+// one chat.completion object, application/json, broken as whole_fault.hpp
+// says.
 WholeReply whole_reply(const ScriptEntry& entry, std::int64_t task, std::int64_t index, std::size_t body_bytes);
 
 // The chunk of a `malformed` fault: data that is not JSON, its id `id`.

@@ -15,9 +15,11 @@ namespace {
 // A 200 event stream (`as` is ok or an in-stream fault kind), holding where
 // the entry's stall or gate says.
 net::awaitable<Outcome> stream(Connection& conn, std::int64_t task, const Popped& p, const ScriptEntry& as,
-                               std::size_t body_bytes, bool keep, Dialect dialect) {
-  const wire::StreamScript s = dialect == Dialect::openai ? wire::openai::stream_script(as, task, p.index)
-                                                          : wire::stream_script(as, task, p.index, body_bytes);
+                               std::size_t body_bytes, bool keep, bool usage) {
+  const Dialect dialect = p.dialect;
+  const wire::StreamScript s = dialect == Dialect::openai
+                                   ? wire::openai::stream_script(as, task, p.index, usage, body_bytes)
+                                   : wire::stream_script(as, task, p.index, body_bytes);
   const Outcome gone{200, "client_gone", false};
   // An entry that is not shaped goes out in as few writes as it can: the
   // head and every chunk up to a hold (or the end) in one. A shaped one
@@ -62,7 +64,7 @@ net::awaitable<Outcome> stream(Connection& conn, std::int64_t task, const Popped
 // for a stall, between the head and the body.
 net::awaitable<Outcome> whole(Connection& conn, std::int64_t task, const Popped& p, const ScriptEntry& as,
                               std::size_t body_bytes, bool keep) {
-  const wire::openai::WholeReply w = wire::openai::whole_reply(as, task, p.index, body_bytes);
+  const wire::WholeReply w = wire::openai::whole_reply(as, task, p.index, body_bytes);
   const Outcome gone{200, "client_gone", false};
   const std::string head = wire::response_head(200, w.content_length, "application/json",
                                                wire::request_id(task, p.index), keep, p.headers, Dialect::openai);
@@ -117,15 +119,15 @@ net::awaitable<Outcome> error_status(Connection& conn, std::int64_t task, const 
 }  // namespace
 
 net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped& p, const Request& req, bool keep,
-                               Json& upstream, bool as_stream) {
+                               Json& upstream, const wire::Asked& asked) {
   const Dialect dialect = p.dialect;
   const ScriptEntry& e = p.entry;
   const std::size_t body_bytes = req.body().size();
   const bool proxy = conn.state().config().upstream.has_value();
   if (wire::streams(e)) {
     if (proxy) co_return co_await forward(conn, req, task, p, keep, upstream);
-    if (!as_stream) co_return co_await whole(conn, task, p, e, body_bytes, keep);
-    co_return co_await stream(conn, task, p, e, body_bytes, keep, dialect);
+    if (!asked.stream) co_return co_await whole(conn, task, p, e, body_bytes, keep);
+    co_return co_await stream(conn, task, p, e, body_bytes, keep, asked.usage);
   }
   // A reply that does not stream waits at its gate before its first byte.
   if (!e.gate.empty()) {
@@ -151,8 +153,8 @@ net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped
       if (proxy) co_return co_await forward(conn, req, task, p, keep, upstream);
       ScriptEntry as = e;
       as.reply = Reply::ok;
-      if (!as_stream) co_return co_await whole(conn, task, p, as, body_bytes, keep);
-      co_return co_await stream(conn, task, p, as, body_bytes, keep, dialect);
+      if (!asked.stream) co_return co_await whole(conn, task, p, as, body_bytes, keep);
+      co_return co_await stream(conn, task, p, as, body_bytes, keep, asked.usage);
     }
     default:
       co_return co_await error_status(conn, task, p, keep, dialect);

@@ -23,9 +23,8 @@ struct Outcome {
 // once released) is forwarded to the upstream (upstream.hpp), which fills
 // `upstream` with what the log says of the hop. The bytes are those of the
 // request's dialect (p.dialect: the Messages API's or OpenAI's, in
-// openai_wire.hpp); `stream` false (an OpenAI request that asked for no
-// stream) answers with one whole chat.completion.
+// openai_wire.hpp), shaped as `asked` says.
 net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped& p, const Request& req, bool keep,
-                               Json& upstream, bool stream = true);
+                               Json& upstream, const wire::Asked& asked = {});
 
 }  // namespace relsim::mock

@@ -58,19 +58,28 @@ LoggedRequest record(const Request& req, double received_ms, bool proxy, Dialect
 
 // Why a body is not one the mock answers, or nullopt: the Messages API's
 // must be a JSON object with "stream": true; a chat completion's a JSON
-// object whose "stream", if there, is true or false (`streams` says which).
-std::optional<std::string> not_answered(const std::string& text, Dialect dialect, bool& streams) {
+// object whose "stream", if there, is true or false, and whose
+// "stream_options", if there, is an object, only beside "stream": true,
+// whose "include_usage", if there, is true or false (`asked` says which).
+std::optional<std::string> not_answered(const std::string& text, Dialect dialect, wire::Asked& asked) {
   const Json body = Json::parse(text, nullptr, false);
   if (body.is_discarded()) return "request body is not valid JSON";
   if (dialect == Dialect::openai) {
     if (!body.is_object() || (body.contains("stream") && !body["stream"].is_boolean()))
       return "request body must be a JSON object whose \"stream\", if given, is true or false";
-    streams = body.value("stream", false);
+    asked.stream = body.value("stream", false);
+    const auto options = body.find("stream_options");
+    if (options == body.end() || options->is_null()) return std::nullopt;
+    if (!asked.stream) return "\"stream_options\" is only allowed when \"stream\" is true";
+    const auto usage = options->is_object() ? options->find("include_usage") : options->end();
+    if (!options->is_object() || (usage != options->end() && !usage->is_boolean()))
+      return "\"stream_options\" must be an object whose \"include_usage\", if given, is true or false";
+    asked.usage = usage != options->end() && *usage == true;
     return std::nullopt;
   }
   if (!body.is_object() || !body.contains("stream") || body["stream"] != true)
     return "request body must be a JSON object with \"stream\": true";
-  streams = true;
+  asked.stream = true;
   return std::nullopt;
 }
 
@@ -89,8 +98,8 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
     co_return keep;
   }
   // A proxy forwards any body and lets the upstream judge it.
-  bool streams = true;
-  if (const std::optional<std::string> why = proxy ? std::nullopt : not_answered(req.body(), dialect, streams)) {
+  wire::Asked asked;
+  if (const std::optional<std::string> why = proxy ? std::nullopt : not_answered(req.body(), dialect, asked)) {
     state.log_unscripted(task, std::move(rec), 400);
     co_await conn.send_error(400, "invalid_request_error", *why, keep, {}, dialect);
     co_return keep;
@@ -133,7 +142,7 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
     co_return keep && ok;
   }
   Json upstream;
-  const Outcome o = co_await replay(conn, task, p, req, keep, upstream, streams);
+  const Outcome o = co_await replay(conn, task, p, req, keep, upstream, asked);
   state.finish(task, p, o.status, o.end, std::move(upstream));
   co_return o.keep;
 }

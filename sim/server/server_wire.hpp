@@ -64,6 +64,14 @@ struct StreamScript {
 StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int64_t index, std::size_t body_bytes);
 bool streams(const ScriptEntry& entry);  // ok, or an in-stream fault kind
 
+// What a request asked of its reply's shape: a stream (always, in the
+// Messages API; an OpenAI request's "stream"), and in an OpenAI stream a
+// last chunk with the usage ("stream_options": {"include_usage": true}).
+struct Asked {
+  bool stream = true;
+  bool usage = false;
+};
+
 // The status, error type and message of an http_* fault kind.
 struct HttpError {
   int status;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -19,6 +20,7 @@
 #include "relsim/core/parse.hpp"
 #include "server/routes.hpp"
 #include "server/stream_fault.hpp"
+#include "server/whole_fault.hpp"
 
 namespace relsim {
 
@@ -120,9 +122,11 @@ std::string upstream_request(const Request& req, const Upstream& up, const std::
 }
 
 // The head the client gets: the upstream's status and headers, re-framed
-// chunked; an answer that has no body (to HEAD, a 204 or a 304) keeps its
-// content-length and gets no framing.
-std::string client_head(const http::response_header<>& res, bool keep, bool bodiless) {
+// chunked, or with `length` as its content-length when given; an answer
+// that has no body (to HEAD, a 204 or a 304) keeps its content-length and
+// gets no framing.
+std::string client_head(const http::response_header<>& res, bool keep, bool bodiless,
+                        std::optional<std::size_t> length = std::nullopt) {
   std::string out;
   out.reserve(512);
   fmt::format_to(std::back_inserter(out), "HTTP/1.1 {} {}\r\n", res.result_int(), sv(res.reason()));
@@ -131,7 +135,8 @@ std::string client_head(const http::response_header<>& res, bool keep, bool bodi
     if (!hop_by_hop(name) || (bodiless && beast::iequals(name, "content-length")))
       fmt::format_to(std::back_inserter(out), "{}: {}\r\n", sv(name), sv(field.value()));
   }
-  if (!bodiless) out += "transfer-encoding: chunked\r\n";
+  if (length) fmt::format_to(std::back_inserter(out), "content-length: {}\r\n", *length);
+  else if (!bodiless) out += "transfer-encoding: chunked\r\n";
   out += keep ? "connection: keep-alive\r\n\r\n" : "connection: close\r\n\r\n";
   return out;
 }
@@ -183,6 +188,59 @@ net::awaitable<void> read_more(Stream& stream, beast::flat_buffer& buffer,
   }
 }
 
+// The most of a JSON answer the proxy holds to break it whole.
+constexpr std::size_t kMaxWholeAnswer = 64u << 20;
+
+// A 200 JSON answer (not a stream) when p.entry is an in-stream fault kind:
+// read whole, then sent to the client broken as whole_fault.hpp says, with
+// its length. An upstream that breaks off before the end (or sends more
+// than kMaxWholeAnswer) gets what came of it through, chunked, then a close.
+template <class Stream>
+net::awaitable<Outcome> whole_back(Connection& conn, Stream& stream, UpstreamLink& link,
+                                   http::response_parser<http::buffer_body>& parser, std::int64_t task,
+                                   const Popped& p, bool keep, Json& upstream, bool& reusable) {
+  const ServerConfig& config = conn.state().config();
+  const auto& res = parser.get();
+  const int status = static_cast<int>(res.result_int());
+  const Outcome gone{status, "client_gone", false};
+  std::string body;
+  error_code ec;
+  parser.eager(true);
+  while (!parser.is_done() && !ec) {
+    const auto [used, n] = parse_buffered(parser, link.buffer, link.piece, ec);
+    body.append(link.piece.data(), n);
+    upstream["bytes"] = body.size();
+    if (body.size() > kMaxWholeAnswer) ec = http::error::body_limit;
+    if (!ec && !parser.is_done() && used == 0 && n == 0)
+      co_await read_more(stream, link.buffer, parser, config.upstream_timeout, ec);
+  }
+  if (ec) {
+    upstream["error"] = fmt::format("upstream {} broke off after {} bytes: {}", config.upstream->url, body.size(),
+                                    ec.message());
+    std::string out = client_head(res, keep, false);
+    if (!body.empty()) out += wire::chunk(body);
+    co_await conn.write(out);
+    conn.close_socket();
+    co_return Outcome{status, "closed", false};
+  }
+  reusable = parser.keep_alive() && link.buffer.size() == 0;
+  const wire::WholeReply w = wire::break_whole(p.entry.fault, p.dialect, std::move(body));
+  const std::string head = client_head(res, keep, false, w.content_length);
+  if (w.hold_before_body) {
+    if (!co_await conn.write(head)) co_return gone;
+    const HoldEnd h = co_await conn.hold(task, p.epoch, "");
+    if (h != HoldEnd::released) co_return Outcome{status, end_of(h), false};
+    if (!co_await conn.write(w.body)) co_return gone;
+  } else if (!co_await conn.write(head + w.body)) {
+    co_return gone;
+  }
+  if (!w.clean_end) {
+    conn.close_socket();
+    co_return Outcome{status, "closed", false};
+  }
+  co_return Outcome{status, "complete", keep};
+}
+
 // The answer, streamed back to the client as it comes, broken as p.entry says.
 // `reusable` says whether the upstream connection can carry another request:
 // its answer was read to the end and it keeps alive.
@@ -196,7 +254,7 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, UpstreamLi
   Piece& piece = link.piece;
   const auto& res = parser.get();
   const int status = static_cast<int>(res.result_int());
-  // Only a 200 event stream can be broken inside; anything else passes as it comes.
+  // Only a 200 event stream is broken here (a JSON one is whole_back's); the rest passes as it comes.
   const bool events = status == 200 && res[http::field::content_type].starts_with("text/event-stream");
   const bool in_stream = p.entry.reply == Reply::fault && wire::streams(p.entry);
   StreamFault fault(events && in_stream ? std::optional<FaultKind>(p.entry.fault) : std::nullopt, p.dialect);
@@ -323,8 +381,14 @@ net::awaitable<Hop> exchange(Connection& conn, Stream& stream, UpstreamLink& lin
                   {"reused", reused}};
   Hop hop;
   const bool bodiless = head || status == 204 || status == 304;
-  hop.outcome =
-      co_await stream_back(conn, stream, link, *parser, bodiless, task, p, keep, upstream, hop.reusable);
+  // A 200 JSON answer (not a stream) to break is read whole first.
+  const bool whole = !bodiless && status == 200 && p.entry.reply == Reply::fault && wire::streams(p.entry) &&
+                     parser->get()[http::field::content_type].starts_with("application/json");
+  if (whole)
+    hop.outcome = co_await whole_back(conn, stream, link, *parser, task, p, keep, upstream, hop.reusable);
+  else
+    hop.outcome =
+        co_await stream_back(conn, stream, link, *parser, bodiless, task, p, keep, upstream, hop.reusable);
   co_return hop;
 }
 

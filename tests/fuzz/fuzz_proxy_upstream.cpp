@@ -2,7 +2,8 @@
 // sim/server/upstream.cpp, stream_fault.cpp): Beast's response parser over
 // whatever the upstream sends (a status line or not, any headers, chunked or
 // content-length framing, broken off anywhere), and the in-stream fault that
-// breaks an event stream on its way back.
+// breaks an event stream on its way back (or a whole JSON answer, read
+// first: whole_fault.cpp).
 //
 // The first byte picks the entry the proxy's one task takes (ok, cut,
 // no_stop, malformed, overloaded: byte mod 5) and the dialect of the

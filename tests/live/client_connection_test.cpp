@@ -26,6 +26,7 @@
 #include "relsim/montecarlo/plan_gen.hpp"
 #include "relsim/server/server.hpp"
 #include "support/models.hpp"
+#include "support/stub_server.hpp"
 
 namespace relsim::client_connection_test {
 
@@ -92,35 +93,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-// Answers `count` requests, one connection each, with `reply` (raw bytes).
-class StubServer {
- public:
-  StubServer(std::string reply, int count)
-      : acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}), reply_(std::move(reply)) {
-    thread_ = std::thread([this, count] {
-      for (int i = 0; i < count; ++i) {
-        asio::ip::tcp::socket socket(ioc_);
-        boost::system::error_code ec;
-        acceptor_.accept(socket, ec);
-        if (ec) return;
-        beast::flat_buffer buffer;
-        http::request<http::string_body> req;
-        http::read(socket, buffer, req, ec);
-        if (ec) continue;
-        asio::write(socket, asio::buffer(reply_), ec);
-        socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-      }
-    });
-  }
-  ~StubServer() { thread_.join(); }
-  int port() const { return acceptor_.local_endpoint().port(); }
-
- private:
-  asio::io_context ioc_;
-  asio::ip::tcp::acceptor acceptor_;
-  std::string reply_;
-  std::thread thread_;
-};
+using test::StubServer;
 
 std::string chunk(const std::string& data) {
   char size[32];

@@ -19,6 +19,7 @@
 #include "support/files.hpp"
 #include "support/journal.hpp"
 #include "support/raw_client.hpp"
+#include "support/stub_server.hpp"
 
 namespace relsim {
 namespace proxy_test {
@@ -145,6 +146,63 @@ TEST(Proxy, EachFaultBreaksARealOpenAiStreamAsTheMocksOwnDoes) {
   }
   // The in-stream kinds reached the upstream, the 429 did not.
   EXPECT_EQ(pair.upstream.log(0).requests.size(), kinds.size() - 1);
+}
+
+TEST(Proxy, EachFaultBreaksAWholeOpenAiAnswerAsTheMocksOwnDoes) {
+  // "stream": false: one chat.completion, read whole by the proxy and sent
+  // broken, with its length, as the mock sends its own (docs/wire.md).
+  const std::vector<std::string> kinds = {"cut", "no_stop", "malformed", "overloaded", "stall", "ok"};
+  Pair pair(one_task(kinds));
+  Server mock(config_with(), one_task(kinds));
+  const std::string chat = request("POST", "/t/0/v1/chat/completions", R"({"stream": false, "messages": []})");
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    Client pc(pair.proxy.port()), mc(mock.port());
+    Response through, own;
+    if (kinds[i] == "stall") {  // the head, held before the body in both, then released
+      pc.send(chat);
+      mc.send(chat);
+      ASSERT_TRUE(pair.proxy.wait_held(0, 1, 10s) && mock.wait_held(0, 1, 10s));
+      pair.proxy.release(0);
+      mock.release(0);
+      through = read_response(pc), own = read_response(mc);
+    } else {
+      through = roundtrip(pc, chat), own = roundtrip(mc, chat);
+    }
+    EXPECT_EQ(through.status, 200) << kinds[i];
+    EXPECT_EQ(through.chunked, kinds[i] == "ok") << kinds[i];  // an ok answer passes as it comes
+    EXPECT_EQ(through.complete, own.complete) << kinds[i];
+    EXPECT_EQ(through.chunked ? body_of(through) : through.body, own.body) << kinds[i];
+  }
+  EXPECT_EQ(pair.upstream.log(0).requests.size(), kinds.size());
+}
+
+TEST(Proxy, AWholeMessagesApiAnswerIsBrokenToo) {
+  // A Messages API answer that is not a stream ("stream": false, which the
+  // mock itself refuses), from an upstream that sends one whole message.
+  const std::string message_body =
+      R"({"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"Hi."}],)"
+      R"("stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":2}})";
+  test::StubServer upstream(fmt::format("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n"
+                                        "connection: close\r\n\r\n{}",
+                                        message_body.size(), message_body),
+                            4);
+  ServerConfig config = config_with();
+  config.upstream = parse_upstream(fmt::format("http://127.0.0.1:{}", upstream.port()));
+  Server proxy(config, one_task({"ok", "no_stop", "overloaded", "cut"}));
+  const std::string whole = request("POST", "/t/0/v1/messages", R"({"stream": false})");
+  const Response ok = one_request(proxy.port(), whole);
+  EXPECT_EQ(ok.body, message_body);
+  const Response no_stop = one_request(proxy.port(), whole);
+  EXPECT_TRUE(no_stop.complete);
+  EXPECT_TRUE(no_stop.json()["stop_reason"].is_null());
+  EXPECT_EQ(no_stop.json()["content"], Json::parse(message_body)["content"]);
+  const Response overloaded = one_request(proxy.port(), whole);
+  EXPECT_EQ(overloaded.status, 200);
+  EXPECT_EQ(overloaded.json()["error"]["type"], "overloaded_error");
+  const Response cut = one_request(proxy.port(), whole);
+  EXPECT_FALSE(cut.complete);
+  EXPECT_EQ(cut.header("content-length"), std::to_string(message_body.size()));
+  EXPECT_EQ(cut.body, message_body.substr(0, message_body.size() / 2));
 }
 
 TEST(Proxy, PreResponseFaultsAreAnsweredHereAndNeverReachTheUpstream) {

@@ -132,4 +132,29 @@ await fetch(`${base}/control/tasks/12/release`, { method: 'POST' });
 check('a whole reply stalled after its head ends in the SDK timeout error',
   w12.error instanceof OpenAI.APIConnectionTimeoutError, String(w12.error ?? JSON.stringify(w12.completion)));
 
+// stream_options.include_usage: the SDK's stream gives a last chunk with no
+// choices and the usage, after the one with finish_reason stop.
+await script(13, ['ok', 'cut']);
+async function withUsage(task) {
+  const chunks = [];
+  let error = null;
+  try {
+    const stream = await client(task).chat.completions.create({ ...ask, stream_options: { include_usage: true } });
+    for await (const chunk of stream) chunks.push(chunk);
+  } catch (e) {
+    error = e;
+  }
+  return { chunks, error };
+}
+const u1 = await withUsage(13);
+const last = u1.chunks.at(-1);
+check('include_usage: the last chunk has no choices and the usage',
+  u1.error === null && last?.choices?.length === 0 && last?.usage?.completion_tokens === 6 &&
+    last.usage.total_tokens === last.usage.prompt_tokens + 6 && u1.chunks.at(-2)?.choices?.[0]?.finish_reason === 'stop' &&
+    u1.chunks.slice(0, -1).every((c) => c.usage === null),
+  JSON.stringify(u1.chunks.slice(-2)) + String(u1.error ?? ''));
+const u2 = await withUsage(13);
+check('include_usage: a cut stream raises before any usage', u2.error !== null && u2.chunks.every((c) => !c.usage),
+  JSON.stringify(u2.chunks.map((c) => c.usage)) + String(u2.error ?? ''));
+
 finish();

@@ -1,0 +1,61 @@
+// Breaking an answer that is not a stream (whole_fault.hpp).
+#include "server/whole_fault.hpp"
+
+#include <utility>
+
+#include "relsim/core/json.hpp"
+#include "server/server_wire.hpp"
+
+namespace relsim::wire {
+namespace {
+
+// The answer without its stop: finish_reason null in every choice (OpenAI),
+// stop_reason null (the Messages API). A body that is not such an object is
+// left as it is.
+std::string without_stop(std::string body, Dialect dialect) {
+  Json j = Json::parse(body, nullptr, false);
+  if (!j.is_object()) return body;
+  if (dialect == Dialect::openai) {
+    const auto choices = j.find("choices");
+    if (choices == j.end() || !choices->is_array()) return body;
+    for (Json& c : *choices)
+      if (c.is_object() && c.contains("finish_reason")) c["finish_reason"] = nullptr;
+  } else {
+    if (!j.contains("stop_reason")) return body;
+    j["stop_reason"] = nullptr;
+  }
+  return json_text(j);
+}
+
+}  // namespace
+
+WholeReply break_whole(std::optional<FaultKind> kind, Dialect dialect, std::string body) {
+  WholeReply w;
+  w.body = std::move(body);
+  w.content_length = w.body.size();
+  if (!kind) return w;
+  switch (*kind) {
+    case FaultKind::cut:  // half the body its length announced, then the connection ends
+      w.body.resize(w.body.size() / 2);
+      w.clean_end = false;
+      break;
+    case FaultKind::no_stop:
+      w.body = without_stop(std::move(w.body), dialect);
+      break;
+    case FaultKind::malformed:  // a body of its announced length that is not JSON
+      w.body.resize(w.body.size() / 2);
+      break;
+    case FaultKind::overloaded:  // the error a stream would have carried, as the whole 200 body
+      w.body = error_body(dialect, "overloaded_error", "Overloaded");
+      break;
+    case FaultKind::stall:
+      w.hold_before_body = true;
+      break;
+    default:
+      break;
+  }
+  if (w.clean_end) w.content_length = w.body.size();
+  return w;
+}
+
+}  // namespace relsim::wire
