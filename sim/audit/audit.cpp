@@ -209,7 +209,7 @@ TaskAudit audit_task(const AuditOptions& options, const TaskPlan& plan, const Ta
   TaskAudit a = check_task(options, plan, obs);
   // A real upstream's own failure explains a mismatch before anything the client did.
   const auto why = a.consistent() || !obs.upstream_failed.empty() ? std::nullopt : explaining(options, plan, obs);
-  a.finding = why ? finding_of_acceptance(why->first, why->second) : finding_of(a, obs);
+  a.finding = why ? finding_of_acceptance(why->first, why->second, obs.dialect) : finding_of(a, obs);
   if (!a.consistent() && !obs.upstream_failed.empty())
     a.detail += (a.detail.empty() ? "" : "; ") + std::string("upstream ") + obs.upstream_failed;
   return a;

@@ -15,14 +15,19 @@ std::string a_(std::string_view kind) {
   return fmt::format("{} {}", vowel ? "an" : "a", kind);
 }
 
-// A fault taken as an answer: what the client then does, by kind.
-std::string accepted_as_done(std::string_view kind) {
-  if (kind == "no_stop") return "a stream without message_stop was reported as done: the client accepts a truncated answer";
+// A fault taken as an answer: what the client then does, by kind, in the
+// words of the dialect the task spoke.
+std::string accepted_as_done(std::string_view kind, Dialect dialect) {
+  const bool openai = dialect == Dialect::openai;
+  if (kind == "no_stop")
+    return fmt::format("a stream without {} was reported as done: the client accepts a truncated answer",
+                       openai ? "a finish_reason" : "message_stop");
   if (kind == "cut") return "a stream cut before its end was reported as done: the client accepts a truncated answer";
   if (kind == "malformed")
     return "a stream with an event it cannot parse was reported as done: the client skips what it cannot read";
   if (kind == "overloaded")
-    return "an error event inside the stream was reported as done: the client ignores errors inside a stream";
+    return fmt::format("an error {} inside the stream was reported as done: the client ignores errors inside a stream",
+                       openai ? "object" : "event");
   if (kind == "stall") return "a stalled stream was reported as done: the client took the part it had as the answer";
   return fmt::format("{} was reported as done: the client takes a failed request as an answer", a_(kind));
 }
@@ -40,7 +45,7 @@ std::string outcome_finding(const TaskAudit& a, const TaskObservation& o) {
   // Done (or done short of answers) where the policy fails the task or
   // retries: the client took a failed request as its answer.
   if ((seen == Outcome::done && want != Outcome::done) || seen == Outcome::partial_done)
-    return accepted_as_done(a.expected_outcome.kind ? kind : a.blame);
+    return accepted_as_done(a.expected_outcome.kind ? kind : a.blame, o.dialect);
   if (seen == Outcome::hang)
     return kind == "stall" ? kStallHung
                            : fmt::format("the task hung after {}: the client waits for what never comes", a_(kind));
@@ -65,7 +70,7 @@ std::string finding_of(const TaskAudit& a, const TaskObservation& o) {
   if (a.failed(Check::outcome) && o.outcome) line = outcome_finding(a, o);
   else if (a.failed(Check::requests) && o.sent < a.expected && o.outcome == Outcome::done && !a.blame.empty() &&
            a.blame != "ok")
-    line = accepted_as_done(kind);  // it went on after the fault as after an answer
+    line = accepted_as_done(kind, o.dialect);  // it went on after the fault as after an answer
   else if (a.failed(Check::requests))
     line = o.sent < a.expected ? fmt::format("the client retried {} fewer times than the policy", a_(kind))
                                : fmt::format("the client retried {} more times than the policy", a_(kind));
@@ -76,11 +81,11 @@ std::string finding_of(const TaskAudit& a, const TaskObservation& o) {
   return line + " (" + kind + ")";
 }
 
-std::string finding_of_acceptance(FaultKind kind, Outcome word) {
+std::string finding_of_acceptance(FaultKind kind, Outcome word, Dialect dialect) {
   const std::string k(to_string(kind));
   std::string line;
   switch (word) {
-    case Outcome::done: line = accepted_as_done(k); break;
+    case Outcome::done: line = accepted_as_done(k, dialect); break;
     case Outcome::hang:
       line = kind == FaultKind::stall ? kStallHung
              : kind == FaultKind::slow_headers

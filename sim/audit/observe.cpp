@@ -84,6 +84,7 @@ TaskObservation observe_task(std::int64_t task, const std::vector<const RequestL
     o.retry_count.push_back(retry_count_value(r.retry_count));
     o.received_ms.push_back(r.received_ms);
     o.finished_ms.push_back(r.finished_ms);
+    if (r.dialect == Dialect::openai) o.dialect = Dialect::openai;
     if (r.upstream_failed && o.upstream_failed.empty())
       o.upstream_failed = fmt::format("request {}: {}", r.index, *r.upstream_failed);
   }

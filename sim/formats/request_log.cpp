@@ -143,6 +143,11 @@ RequestLine parse_request(const Json& j, const At& at) {
   if (!rc.is_null() && !rc.is_string())
     throw InputError(fmt::format("{}: \"retry_count\" = {} is not a string or null", at, json_excerpt(rc)));
   if (rc.is_string()) r.retry_count = rc.get<std::string>();
+  if (const auto d = j.find("dialect"); d != j.end()) {
+    if (!d->is_string() || (*d != "openai" && *d != "anthropic"))
+      throw InputError(fmt::format("{}: \"dialect\" = {} is not \"anthropic\" or \"openai\"", at, json_excerpt(*d)));
+    r.dialect = parse_dialect(d->get_ref<const std::string&>());
+  }
   if (const auto up = j.find("upstream"); up != j.end()) r.upstream_failed = upstream_failure(*up, at);
   // An index is taken exactly when an entry is served or the script is found exhausted.
   if ((r.index >= 0) != (r.served || r.exhausted) || (r.served && r.exhausted))

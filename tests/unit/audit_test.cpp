@@ -557,6 +557,39 @@ TEST(AuditFindings, EachMismatchSaysWhatItMeansAndAcceptingItLeavesNone) {
   expect_error([] { parse_acceptance("cut=crash,cut=done"); }, "'cut=done' is given twice");
 }
 
+TEST(AuditFindings, AnOpenAiDialectTaskIsToldInItsOwnWords) {
+  // The same two findings on chat completions (log lines with "dialect":
+  // "openai"): OpenAI's stream has a finish_reason, not message_stop, and an
+  // error object, not an error event. A task of the Messages API beside it
+  // keeps its words; a dialect the log cannot have is refused.
+  const Plan plan = plan_of({{"no_stop", "ok"}, {"overloaded", "ok"}, {"no_stop", "ok"}}, 1);
+  LogBuilder log;
+  log.req(0, "no_stop", 0).outcome(0, "done");
+  log.req(1, "overloaded", 0).outcome(1, "done");
+  log.req(2, "no_stop", 0).outcome(2, "done");
+  std::string text;
+  for (std::size_t at = 0, end; (end = log.text.find('\n', at)) != std::string::npos; at = end + 1) {
+    std::string line = log.text.substr(at, end - at);
+    if (line.find("\"index\"") != std::string::npos && line.find("\"task\": 2,") == std::string::npos)
+      line.insert(line.size() - 1, ", \"dialect\": \"openai\"");
+    text += line + "\n";
+  }
+  AuditOptions options;
+  options.policy = Policy{.n = 1, .r = 2, .s = 2, .kind = PolicyKind::layered};
+  options.check_waits = false;
+  const AuditResult r = run_audit(plan, observe(plan, parse_request_log(text, "log.jsonl"), nullptr, 1), options);
+  ASSERT_EQ(r.mismatches, 3);
+  EXPECT_EQ(r.tasks[0].finding, "a stream without a finish_reason was reported as done: the client accepts a "
+                                "truncated answer (no_stop; --accept no_stop=done)");
+  EXPECT_EQ(r.tasks[1].finding, "an error object inside the stream was reported as done: the client ignores errors "
+                                "inside a stream (overloaded; --accept overloaded=done)");
+  EXPECT_EQ(r.tasks[2].finding, "a stream without message_stop was reported as done: the client accepts a truncated "
+                                "answer (no_stop; --accept no_stop=done)");
+  std::string bad = text;
+  bad.replace(bad.find("\"openai\""), 8, "\"gemini\"");
+  expect_error([&] { parse_request_log(bad, "log.jsonl"); }, "\"dialect\" = \"gemini\" is not \"anthropic\" or \"openai\"");
+}
+
 TEST(AuditFindings, ARealUpstreamsOwnFailureThroughTheProxyIsNotTheClients) {
   // Through relsim proxy: the plan had request 0 good, the upstream could not
   // be reached (502 from the proxy), the client retried and finished. Simple

@@ -64,6 +64,7 @@ struct TaskObservation {
   // relsim proxy: the first request whose hop to the real upstream failed,
   // "request K: WHAT"; "" when none did.
   std::string upstream_failed;
+  Dialect dialect = Dialect::anthropic;  // openai when any of its requests was a chat completion: the findings' words
 };
 
 // How x-stainless-retry-count is read. It counts the retries of the official
@@ -226,7 +227,7 @@ std::string finding_of(const TaskAudit& audit, const TaskObservation& obs);
 // What accepting KIND=WORD says the client does, as a finding ending with
 // the option that accepts it: "... (no_stop; --accept no_stop=done)". A
 // task whose departure one acceptance explains gets this finding.
-std::string finding_of_acceptance(FaultKind kind, Outcome word);
+std::string finding_of_acceptance(FaultKind kind, Outcome word, Dialect dialect = Dialect::anthropic);
 AuditResult run_audit(const Plan& plan, const Observations& obs, const AuditOptions& options);
 
 // The same verdict as audit_task(...).consistent(), without the details: the

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "relsim/core/dialect.hpp"
 #include "relsim/core/json.hpp"
 #include "relsim/core/policy.hpp"
 #include "relsim/formats/plan.hpp"
@@ -35,6 +36,7 @@ struct RequestLine {
   int status = 0;
   double received_ms = 0.0, finished_ms = 0.0;
   std::optional<std::string> retry_count;  // x-stainless-retry-count as sent
+  Dialect dialect = Dialect::anthropic;     // "dialect": "openai" on a chat completion's line
   // relsim proxy: what went wrong on the hop to the real upstream (its own
   // error status, or the hop's "error"), in words; none when it answered.
   std::optional<std::string> upstream_failed;
