@@ -3,7 +3,9 @@
 // configures it (buffer_body, no body limit), fed in reads of 1 to 64 bytes;
 // then, for an error status, the SDKs' retry decision and wait from the
 // status and the x-should-retry, retry-after-ms and retry-after headers; for
-// a 200, the body through the SSE decoder into MessageStream.
+// a 200, the body through the SSE decoder into MessageStream, in the
+// dialect the first byte's low bit picks (even: the Messages API's named
+// events, odd: the OpenAI dialect's data-only chat.completion chunks).
 //
 // The expected ends of a bad response are the client's own: a Beast parse
 // error (the client raises ApiConnectionError or StreamError from it), a
@@ -128,9 +130,9 @@ void check_error_status(const Parsed& r) {
   (void)what;
 }
 
-void check_stream(const Parsed& r) {
+void check_stream(const Parsed& r, relsim::Dialect dialect) {
   relsim::SseParser sse;
-  relsim::MessageStream message;
+  relsim::MessageStream message(dialect);
   try {
     for (const auto& piece : r.body)
       sse.feed(piece, [&](const relsim::SseEvent& event) { message.on_event(event); });
@@ -147,7 +149,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint32_t cuts = data[0] * 2654435761u + 1;
   const Parsed r = parse(std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1), cuts);
   if (!r.header_done) return 0;
-  if (r.status == 200) check_stream(r);
+  if (r.status == 200) check_stream(r, data[0] & 1 ? relsim::Dialect::openai : relsim::Dialect::anthropic);
   else check_error_status(r);
   return 0;
 }
