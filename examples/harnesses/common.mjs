@@ -8,18 +8,23 @@ import Anthropic from '@anthropic-ai/sdk';
 export { Anthropic };
 
 const USAGE = `usage: node HARNESS.mjs --server http://127.0.0.1:PORT [--concurrency 32]
-  [--hang-after SECONDS] [--header-timeout SECONDS] [--idle-timeout SECONDS]`;
+  [--hang-after SECONDS] [--header-timeout SECONDS] [--idle-timeout SECONDS]
+  [--dialect anthropic|openai]   (only a harness that speaks both: ai_sdk_loop.mjs)`;
 
-// --name value pairs; every value a positive number except --server.
-export function parseArgs(argv = process.argv.slice(2)) {
-  const opts = { server: null, concurrency: 32, hangAfter: 5, headerTimeout: 1, idleTimeout: 0.5 };
+// --name value pairs; every value a positive number except --server and
+// --dialect, the wire to use, one of `dialects` (those the harness speaks).
+export function parseArgs(argv = process.argv.slice(2), dialects = ['anthropic']) {
+  const opts = { server: null, concurrency: 32, hangAfter: 5, headerTimeout: 1, idleTimeout: 0.5, dialect: 'anthropic' };
   const names = { '--concurrency': 'concurrency', '--hang-after': 'hangAfter',
                   '--header-timeout': 'headerTimeout', '--idle-timeout': 'idleTimeout' };
   for (let i = 0; i < argv.length; i += 2) {
     const [name, value] = [argv[i], argv[i + 1]];
     if (value === undefined) usage(`${name} needs a value`);
     if (name === '--server') opts.server = value.replace(/\/+$/, '');
-    else if (names[name]) {
+    else if (name === '--dialect') {
+      if (!dialects.includes(value)) usage(`--dialect = ${value}: this harness speaks ${dialects.join(' or ')}`);
+      opts.dialect = value;
+    } else if (names[name]) {
       const v = Number(value);
       if (!(v > 0) || !Number.isFinite(v)) usage(`${name} = ${value} must be a positive number`);
       opts[names[name]] = v;
@@ -151,8 +156,8 @@ export async function runCalls(ctx, call) {
   }
 }
 
-export async function main(runTask) {
-  const opts = parseArgs();
+export async function main(runTask, { dialects } = {}) {
+  const opts = parseArgs(process.argv.slice(2), dialects);
   try {
     // exit now: a task abandoned as hung may still hold a socket open
     process.exit(await runAll(opts, (ctx) => runTask(ctx, opts)));

@@ -16,18 +16,32 @@ namespace relsim::fit {
 namespace {
 
 // Before the stream: the Messages API's error types (docs.anthropic.com,
-// Errors), the official SDKs' error classes (TypeScript and Python) and the
-// TypeScript SDK's span error.type, Node's socket errors. Inside the stream
-// (a 2xx status), only an overloaded_error event names a kind of its own.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kBeforeTheStream{{
+// Errors), OpenAI's error types and codes (its error object's "type" and
+// "code"), the official SDKs' error classes (TypeScript and Python, the same
+// names in Anthropic's and OpenAI's) and the TypeScript SDK's span
+// error.type, LiteLLM's exception classes (litellm/exceptions.py), Node's
+// socket errors. OpenAI's insufficient_quota (a 429 no retry mends: the
+// account is out of credit) is not a rate limit and stays apart. Inside the stream (a 2xx status), only an overloaded_error
+// event (OpenAI's error chunk: code "overloaded") names a kind of its own.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 29> kBeforeTheStream{{
     {"overloaded_error", "http_529"},
     {"OverloadedError", "http_529"},
     {"rate_limit_error", "http_429"},
+    {"rate_limit_exceeded", "http_429"},
     {"RateLimitError", "http_429"},
     {"api_error", "http_500"},
+    {"server_error", "http_500"},
     {"InternalServerError", "http_500"},
+    {"ServiceUnavailableError", "http_503"},
     {"invalid_request_error", "http_400"},
     {"BadRequestError", "http_400"},
+    {"ContextWindowExceededError", "http_400"},
+    {"ContentPolicyViolationError", "http_400"},
+    {"AuthenticationError", "http_401"},
+    {"PermissionDeniedError", "http_403"},
+    {"NotFoundError", "http_404"},
+    {"ConflictError", "http_409"},
+    {"UnprocessableEntityError", "http_422"},
     {"connection_error", "reset"},
     {"APIConnectionError", "reset"},
     {"ECONNRESET", "reset"},
@@ -36,7 +50,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kBeforeT
     {"client_timeout_error", "slow_headers"},
     {"APIConnectionTimeoutError", "slow_headers"},
     {"APITimeoutError", "slow_headers"},
+    {"Timeout", "slow_headers"},
     {"ETIMEDOUT", "slow_headers"},
+    {"timeout", "slow_headers"},
 }};
 
 bool is_status(std::string_view word) {

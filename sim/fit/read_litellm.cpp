@@ -3,6 +3,9 @@
 // RFC 3339 string), "status" ("success" or "failure") and, on failure,
 // "error_information": {"error_class", "error_code"}. Lines are written when
 // calls end, not when they start, so records are held and sorted by start.
+#include <map>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "fit/read_common.hpp"
@@ -18,25 +21,43 @@ namespace {
 }
 
 // The failure's kind by the one table (fault_kind_of): an HTTP status other
-// than 2xx in error_code wins, then the error class, else "error".
+// than 2xx in error_code wins, then the error class, else "error". LiteLLM
+// gives some classes a status no server sent (litellm/exceptions.py):
+// APIConnectionError 500, Timeout 408, and MidStreamFallbackError (a stream
+// that broke after it began) its cause's status or 503; for those the class
+// is read, the last as it is: an in-stream break of no kind relsim names.
 std::string failure_kind(const Json& j, const std::string& where, std::int64_t number) {
   const auto info = j.find("error_information");
   if (info == j.end() || info->is_null()) return "error";
   if (!info->is_object()) bad(where, number, "error_information", *info, "an object or null");
+  std::string class_kind;
+  if (const auto c = info->find("error_class"); c != info->end() && c->is_string() && !c->get_ref<const std::string&>().empty()) {
+    Record probe;
+    if (!set_outcome(c->get_ref<const std::string&>(), probe) || !probe.bad)
+      bad(where, number, "error_information.error_class", *c, "an error class name");
+    class_kind = probe.kind;
+    if (class_kind == "reset" || class_kind == "slow_headers") return class_kind;
+    if (class_kind.ends_with("MidStreamFallbackError")) return "MidStreamFallbackError";
+  }
   if (const auto code = info->find("error_code"); code != info->end()) {
     const std::string text = code->is_string() ? code->get<std::string>() : code->is_number_integer() ? code->dump() : "";
     if (const auto v = parse_number<int>(text); v && *v >= 100 && *v <= 599 && *v / 100 != 2) return fmt::format("http_{}", *v);
   }
-  Record probe;
-  if (const auto c = info->find("error_class"); c != info->end() && c->is_string() && !c->get_ref<const std::string&>().empty()) {
-    if (set_outcome(c->get_ref<const std::string&>(), probe) && probe.bad) return probe.kind;
-    bad(where, number, "error_information.error_class", *c, "an error class name");
-  }
-  return "error";
+  return class_kind.empty() ? "error" : class_kind;
+}
+
+// The provider a payload names: custom_llm_provider, else the error's
+// llm_provider ("openai", "anthropic", ...), else "".
+std::string provider_of(const Json& j) {
+  if (const auto p = j.find("custom_llm_provider"); p != j.end() && p->is_string()) return p->get<std::string>();
+  if (const auto info = j.find("error_information"); info != j.end() && info->is_object())
+    if (const auto p = info->find("llm_provider"); p != info->end() && p->is_string()) return p->get<std::string>();
+  return "";
 }
 
 // One payload line; false (and a skip) when it is well-formed but unusable.
-bool read_line(const Json& j, const std::string& where, std::int64_t number, Record& r, ReadStats& stats) {
+bool read_line(const Json& j, const std::string& where, std::int64_t number, Record& r, ReadStats& stats,
+               std::map<std::string, std::int64_t>& providers) {
   const Json& trace = j.at("trace_id");
   if (trace.is_null() || (trace.is_string() && trace.get_ref<const std::string&>().empty())) {
     add_skip(stats, "payloads without a trace_id");
@@ -44,6 +65,7 @@ bool read_line(const Json& j, const std::string& where, std::int64_t number, Rec
   }
   if (!trace.is_string()) bad(where, number, "trace_id", trace, "a string");
   r.task = trace.get<std::string>();
+  if (std::string provider = provider_of(j); !provider.empty()) ++providers[provider];
   const Json& start = j.at("startTime");
   std::optional<std::int64_t> ns;
   if (start.is_number()) ns = seconds_to_ns(start.get<double>());
@@ -70,6 +92,7 @@ ReadStats read_litellm(const std::string& text, const std::string& where, const 
   ReadStats stats;
   stats.format = "litellm";
   std::vector<Record> records;
+  std::map<std::string, std::int64_t> providers;
   for_each_line(text, [&](std::string_view line, std::int64_t number) {
     const Json j = parse_json_line(line, where, number);
     const Shape shape = shape_of(j);
@@ -80,10 +103,14 @@ ReadStats read_litellm(const std::string& text, const std::string& where, const 
                                    where, number));
     }
     Record r;
-    if (read_line(j, where, number, r, stats)) records.push_back(std::move(r));
+    if (read_line(j, where, number, r, stats, providers)) records.push_back(std::move(r));
     return true;
   });
   stats.notes.push_back("one record per LiteLLM call: retries inside a call are not seen unless logged as calls");
+  std::string named;
+  for (const auto& [name, n] : providers) named += fmt::format("{}{} ({})", named.empty() ? "" : ", ", name, n);
+  stats.notes.push_back(named.empty() ? "provider: not given (no custom_llm_provider or error_information.llm_provider)"
+                                      : fmt::format("providers: {}", named));
   deliver_sorted(records, stats, sink);
   require_records(stats, where);
   return stats;

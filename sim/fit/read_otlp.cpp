@@ -31,6 +31,7 @@ struct Span {
   bool error = false;       // status.code ERROR
   bool ok = false;          // status.code OK
   bool reason = false;      // a stop or finish reason: the stream reached its end
+  bool says_reasons = false;  // the reason attribute is there, even empty: its scope records reasons
   std::string op, error_type, conversation, provider;
   bool provider_old = false;  // from gen_ai.system
   bool http = false;          // an HTTP client span
@@ -79,6 +80,28 @@ std::string any_text(const Json& value, const std::string& at) {
   return "";
 }
 
+// Whether a reason attribute names one: a non-empty string, or an array
+// with values (OpenTelemetry's OpenAI instrumentation writes an empty
+// gen_ai.response.finish_reasons for a stream that ended without one; a
+// Collector may then drop the empty list, leaving {"arrayValue": {}}).
+bool names_a_reason(const Json* value) {
+  if (!value || !value->is_object()) return false;
+  if (const Json* s = member(*value, "stringValue")) return s->is_string() && !s->get_ref<const std::string&>().empty();
+  if (const Json* a = member(*value, "arrayValue")) {
+    const Json* values = a->is_object() ? member(*a, "values") : nullptr;
+    return values && values->is_array() && !values->empty();
+  }
+  return true;  // another kind of value: it is there
+}
+
+// The HTTP status an error span's status message begins with, as the
+// official SDKs' errors word it ("529 Overloaded", "429 Rate limit"), or -1.
+int status_in_message(std::string_view message) {
+  if (message.size() < 4 || message[3] != ' ') return -1;
+  const auto v = parse_number<int>(message.substr(0, 3));
+  return v && *v >= 100 && *v <= 599 ? *v : -1;
+}
+
 int http_status(const std::string& text, const std::string& at) {
   const auto v = parse_number<int>(text);
   if (!v || *v < 100 || *v > 599) malformed(at, fmt::format("http.response.status_code '{}' is not an HTTP status", text));
@@ -98,7 +121,8 @@ void read_attributes(const Json& list, Span& span) {
     else if (k == "gen_ai.system" && span.provider.empty()) span.provider = text(), span.provider_old = true;
     else if (k == "gen_ai.conversation.id") span.conversation = text();
     else if (k == "error.type") span.error_type = text();
-    else if (k == "anthropic.message.stop_reason" || k == "gen_ai.response.finish_reasons") span.reason = true;
+    else if (k == "anthropic.message.stop_reason" || k == "gen_ai.response.finish_reasons")
+      span.reason = span.reason || names_a_reason(value), span.says_reasons = true;
     else if (k == "http.request.method") span.http = true, span.method = true;
     else if (k == "http.response.status_code") span.http = true, span.status = http_status(text(), span.at);
     else if (k == "http.request.resend_count") {
@@ -148,6 +172,13 @@ Span read_span(const Json& s, std::string at, const std::string& scope) {
     }
   }
   if (const Json* attributes = member(s, "attributes")) read_attributes(*attributes, span);
+  // An error span with no status attribute: the status its message gives
+  // (OpenTelemetry's OpenAI instrumentation records only the SDK's class,
+  // InternalServerError for every 5xx, and its message "529 Overloaded").
+  if (span.error && span.status < 0)
+    if (const Json* status = member(s, "status"))
+      if (const Json* message = member(*status, "message"); message && message->is_string())
+        span.status = status_in_message(message->get_ref<const std::string&>());
   return span;
 }
 
@@ -318,7 +349,7 @@ ReadStats read_otlp(const std::string& text, const std::string& where, const Rec
   // says nothing of it was aborted.
   std::set<std::string> with_reasons;
   for (const Span& s : spans)
-    if (s.op == "chat" && s.reason) with_reasons.insert(s.scope);
+    if (s.op == "chat" && s.says_reasons) with_reasons.insert(s.scope);
   std::vector<Record> records;
   for (std::size_t i = 0; i < spans.size(); ++i) {  // in file order, so ties sort the same every run
     const Span& chat = spans[i];

@@ -5,6 +5,7 @@
 //   naive_loop.mjs    its own retries around the SDK's     naive, s = 2, r = 2
 //   layered_loop.mjs  SDK retries + idle timeout + stream retries  layered, s = 2, r = 2
 //   stdlib_loop.py    Python's standard library only       simple, r = 2
+//   ai_sdk_loop.mjs --dialect openai  the Vercel AI SDK, OpenAI's wire  layered, s = 2, r = 0
 // over the reference plan (400 tasks, slow headers and 529s in the mix), and
 // on persistent slow headers the naive loop's 9 requests per call against the
 // layered loop's 3.
@@ -248,11 +249,13 @@ void expect_reference(const Session& s, const std::string& policy, int hs, int r
             << " " << (timed.j.is_object() ? timed.j.dump() : timed.err) << "\n";
 }
 
-#define RELSIM_NEED_SDK(dir)                                 \
+// The example `example` installed into `dir`, or the test skipped (failed under CI=true).
+#define RELSIM_NEED_EXAMPLE(example, dir)                    \
   do {                                                       \
-    const std::string why = install_example("harnesses", dir);                \
+    const std::string why = install_example(example, dir);   \
     if (!why.empty()) RELSIM_SKIP_OR_FAIL(why);              \
   } while (0)
+#define RELSIM_NEED_SDK(dir) RELSIM_NEED_EXAMPLE("harnesses", dir)
 
 TEST(Harnesses, LayeredLoopIsLayeredWithNoMismatch) {
   fs::path dir;
@@ -467,6 +470,47 @@ TEST(Harnesses, AiSdkIsLayeredTwoZeroWithItsOwnBackoffAndRetryAfterMs) {
   std::cout << "ai sdk audit --infer --accept no_stop=done,slow_headers=hang: " << accepted.j.dump() << "\n";
 }
 
+// The same agent in the OpenAI dialect (ai_sdk_loop.mjs --dialect openai,
+// over @ai-sdk/openai-compatible; docs/audit.md, Frameworks), over the
+// reference plan (400 tasks, slow headers and 529s before the response,
+// cuts, stalls and overloaded errors inside it): every mismatch is a slow
+// header hung (nothing times them out), and accepting that leaves layered
+// s = 2, r = 0 with no mismatch and no retry before its 2 s 2^k. Unlike
+// the Anthropic provider, no stream is taken as an answer: every in-stream
+// fault ends its task env_error after one request.
+TEST(Harnesses, AiSdkInTheOpenAiDialectIsLayeredTwoZeroOnceSlowHeadersHang) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  const Session s = run_session("ai_sdk_openai", kReferencePlan, {"node", "ai_sdk_loop.mjs", "--dialect", "openai"});
+  EXPECT_EQ(s.harness.code, 0) << tail(s.harness.out + s.harness.err);
+  EXPECT_EQ(s.server_code, 0);
+  const Audit raw = audit(s, "--infer --no-wait-check");
+  ASSERT_TRUE(raw.j.is_object()) << raw.err;
+  const json hangs = at(raw.j, "/hangs");
+  EXPECT_GT(hangs.get<int>(), 0) << raw.j.dump();
+  EXPECT_EQ(at(raw.j, "/mismatches/by_kind"), json::object({{"slow_headers", hangs}})) << raw.j.dump();
+  const Audit inferred = audit(s, "--infer --accept slow_headers=hang --no-wait-check");
+  ASSERT_TRUE(inferred.j.is_object()) << inferred.err;
+  EXPECT_EQ(inferred.code, 0) << inferred.err;
+  EXPECT_TRUE(consistent_with(inferred.j, "layered", 2, 0)) << inferred.j.dump();
+  EXPECT_EQ(mismatches(inferred.j), 0) << inferred.j.dump();
+  EXPECT_EQ(at(inferred.j, "/tasks/audited"), json(400)) << inferred.j.dump();
+  EXPECT_EQ(at(inferred.j, "/tasks/not_run"), json(0)) << inferred.j.dump();
+  EXPECT_EQ(at(inferred.j, "/requests/exhausted"), json(0)) << inferred.j.dump();
+  // No retry came before its backoff, the AI SDK's own (the lower bound holds whatever the load).
+  const Audit early = audit(s, "--policy layered --s 2 --r 0 --accept slow_headers=hang "
+                               "--backoff exp:2,1000000000,0 --wait-tolerance 1000");
+  EXPECT_EQ(at(early.j, "/mismatches/by_check/wait"), json(0)) << early.j.dump();
+  // Every request was a chat completion.
+  std::ifstream log(s.log);
+  int lines = 0, openai = 0;
+  for (std::string line; std::getline(log, line); ++lines) openai += line.find("\"dialect\":\"openai\"") != std::string::npos;
+  EXPECT_EQ(openai, at(inferred.j, "/requests/sent").get<int>()) << lines << " log lines";
+  ::testing::Test::RecordProperty("requests_sent", at(inferred.j, "/requests/sent").dump());
+  std::cout << "ai sdk (openai dialect) reference audit --infer --accept slow_headers=hang: " << inferred.j.dump()
+            << "\n";
+}
+
 // LlamaIndex.TS: no retry layer of its own around the official SDK it builds
 // with maxRetries 10: a 529 pinned on 11 requests (about 50 s of the SDK's
 // backoff), a 500 then a reset, 429s with retry-after 1 s (which the SDK
@@ -550,8 +594,9 @@ namespace {
 // plan's seed is fixed and the loop's draws are consumed in order, so the
 // file, and the verdict, are the same on every run.
 struct TracedFit {
-  std::int64_t logged = 0;  // requests that took an entry of the plan
-  json fit;                 // relsim fit --json
+  std::int64_t logged = 0;                 // requests that took an entry of the plan
+  std::map<std::string, int> logged_kinds;  // of those, the fault kinds served
+  json fit;                                // relsim fit --json
 };
 
 TracedFit run_traced_fit(const std::string& name, const std::vector<std::string>& plan_args,
@@ -592,8 +637,10 @@ TracedFit run_traced_fit(const std::string& name, const std::vector<std::string>
   std::istringstream lines(slurp(log));
   for (std::string line; std::getline(lines, line);) {
     const json j = json::parse(line, nullptr, false);
-    out.logged += j.is_object() && j.contains("index") && j["index"].is_number() && j.contains("entry") &&
-                  !j["entry"].is_null();
+    const bool served = j.is_object() && j.contains("index") && j["index"].is_number() && j.contains("entry") &&
+                        !j["entry"].is_null();
+    out.logged += served;
+    if (served && j["entry"] != "ok") ++out.logged_kinds[j["entry"].get<std::string>()];
   }
   const RunResult fit = relsim::test::run_relsim({"fit", spans.string(), "--json"});
   EXPECT_EQ(fit.code, 0) << fit.err;
@@ -619,10 +666,7 @@ void expect_covered(const TracedFit& t, double p, double q, int tasks) {
 // of a create() that fails before its stream).
 TEST(Harnesses, FitRecoversPAndQFromTheOtlpSpansOfAnInstrumentedSdk) {
   fs::path dir;
-  {
-    const std::string why = install_example("otel", dir);
-    if (!why.empty()) RELSIM_SKIP_OR_FAIL(why);
-  }
+  RELSIM_NEED_EXAMPLE("otel", dir);
   const TracedFit t = run_traced_fit("openllmetry",
                                      {"--p", "0.3", "--q", "0.8", "--r", "2", "--n", "2", "--kinds",
                                       "cut=1,malformed=1,overloaded=1", "--tasks", "1500", "--max-requests", "12"},
@@ -638,10 +682,7 @@ TEST(Harnesses, FitRecoversPAndQFromTheOtlpSpansOfAnInstrumentedSdk) {
 // (issue 33: both intervals missed); fit must see every request.
 TEST(Harnesses, FitSeesEveryRequestInTheSdksOwnSpans) {
   fs::path dir;
-  {
-    const std::string why = install_example("otel", dir);
-    if (!why.empty()) RELSIM_SKIP_OR_FAIL(why);
-  }
+  RELSIM_NEED_EXAMPLE("otel", dir);
   // 8 create() calls of at most 3 requests each: 24 draws a call.
   const TracedFit t = run_traced_fit(
       "sdk",
@@ -655,6 +696,34 @@ TEST(Harnesses, FitSeesEveryRequestInTheSdksOwnSpans) {
   EXPECT_GT(kinds.value("sdk_retry", 0), 0) << kinds.dump();
   EXPECT_GT(kinds.value("stall", 0), 0) << kinds.dump();
   EXPECT_GT(kinds.value("overloaded", 0), 0) << kinds.dump();
+}
+
+// The OpenAI dialect: the openai SDK (no tracing of its own) traced by
+// OpenTelemetry's own OpenAI instrumentation, its retries off. It writes
+// gen_ai.system = openai, the SDK's error class (InternalServerError for any
+// 5xx: the status is in the span's status message), and for a stream that
+// ended without a finish_reason an empty finish_reasons with status unset;
+// an error inside a stream leaves the span unended (docs/fit.md), so the
+// plan takes the kinds it records. fit must count every request, tell 529
+// from 500, and recover p and q.
+TEST(Harnesses, FitRecoversPAndQFromTheOtlpSpansOfTheOpenAiSdk) {
+  fs::path dir;
+  RELSIM_NEED_EXAMPLE("otel", dir);
+  const TracedFit t = run_traced_fit("openai",
+                                     {"--p", "0.3", "--q", "0.8", "--r", "2", "--n", "2", "--kinds",
+                                      "http_429=1,http_500=1,http_529=1,reset=1,no_stop=1,stall=1", "--tasks",
+                                      "1500", "--max-requests", "12"},
+                                     {"--dialect", "openai", "--idle-ms", "500", "--concurrency", "32"});
+  expect_covered(t, 0.3, 0.8, 1500);
+  const json& kinds = t.fit["kinds"]["counts"];
+  ASSERT_TRUE(kinds.is_object()) << t.fit.dump();
+  const auto logged = [&](const char* k) { return t.logged_kinds.count(k) ? t.logged_kinds.at(k) : 0; };
+  for (const char* k : {"http_429", "http_500", "http_529", "reset"}) {
+    EXPECT_GT(logged(k), 0) << k;
+    EXPECT_EQ(kinds.value(k, 0), logged(k)) << k << ": " << kinds.dump();
+  }
+  // A stream without a finish_reason and a stall the loop aborted look alike.
+  EXPECT_EQ(kinds.value("stall", 0), logged("stall") + logged("no_stop")) << kinds.dump();
 }
 
 }  // namespace

@@ -357,18 +357,23 @@ TEST(FitRecords, OtlpSdkSpansStandForTheirHiddenRetriesAndAbortedStreams) {
 
 TEST(FitRecords, OtlpAnUnsetSpanIsAbortedOnlyWhereItsScopeRecordsReasons) {
   // Scope "quiet" never records a reason: its unset spans stay good, and a
-  // note says why; scope "loud" does, so its reasonless unset span is a fault.
-  const std::string finish = attr("gen_ai.response.finish_reasons", "{\"arrayValue\":{\"values\":[]}}");
+  // note says why; scope "loud" does, so its reasonless unset span is a
+  // fault, and so is one whose reasons are an empty list (OpenTelemetry's
+  // OpenAI instrumentation, for a stream that ended without a finish_reason).
+  const std::string finish = attr("gen_ai.response.finish_reasons", "{\"arrayValue\":{\"values\":[\"stop\"]}}");
+  const std::string none = attr("gen_ai.response.finish_reasons", "{\"arrayValue\":{}}");
   const std::string text =
       request(span("q", "a", "", "\"1\"", "{}", kChat) + "," + span("q", "b", "", "\"2\"", "{}", kChat), "quiet") +
-      request(span("l", "c", "", "\"1\"", "{}", kChat + "," + finish) + "," + span("l", "d", "", "\"2\"", "{}", kChat),
+      request(span("l", "c", "", "\"1\"", "{}", kChat + "," + finish) + "," + span("l", "d", "", "\"2\"", "{}", kChat) +
+                  "," + span("l", "e", "", "\"3\"", "{}", kChat + "," + none),
               "loud");
   const Read r = read("scopes.otlp", text);
-  ASSERT_EQ(r.records.size(), 4u);
+  ASSERT_EQ(r.records.size(), 5u);
   EXPECT_FALSE(r.records[0].bad);  // task "l", span c: its finish reason
   EXPECT_EQ(r.records[1].kind, "stall");
-  EXPECT_FALSE(r.records[2].bad);
+  EXPECT_EQ(r.records[2].kind, "stall");
   EXPECT_FALSE(r.records[3].bad);
+  EXPECT_FALSE(r.records[4].bad);
   EXPECT_TRUE(has_note(r.stats, "the spans of scope 'quiet' record no stop or finish reason"));
   EXPECT_FALSE(has_note(r.stats, "scope 'loud'"));
 }
@@ -397,6 +402,68 @@ TEST(FitRecords, OneKindTableForEveryFormat) {
                                          "\"error_information\":{\"error_class\":\"InternalServerError\","
                                          "\"error_code\":529}}\n");
   EXPECT_EQ(litellm.records[0].kind, "http_529");
+}
+
+TEST(FitRecords, OpenAisErrorTypesAndCodesAreTheSameKinds) {
+  // OpenAI's error object ({"error": {"type", "code"}}, its API reference)
+  // and the openai SDKs' classes, which share the Anthropic SDKs' names.
+  EXPECT_EQ(fault_kind_of("rate_limit_exceeded"), "http_429");
+  EXPECT_EQ(fault_kind_of("insufficient_quota"), "insufficient_quota");  // no retry mends it: apart
+  EXPECT_EQ(fault_kind_of("openai.NotFoundError"), "http_404");
+  EXPECT_EQ(fault_kind_of("openai.RateLimitError"), "http_429");
+  EXPECT_EQ(fault_kind_of("server_error"), "http_500");
+  EXPECT_EQ(fault_kind_of("openai.APIConnectionError"), "reset");
+  EXPECT_EQ(fault_kind_of("openai.APITimeoutError"), "slow_headers");
+  EXPECT_EQ(fault_kind_of("server_error", 503), "http_503");  // the status wins
+  // Inside a 200 stream: OpenAI's error chunk (code "overloaded" from a
+  // server that copies the 529's meaning) is the overloaded kind; a bare
+  // server_error there names no kind and is listed apart.
+  EXPECT_EQ(fault_kind_of("overloaded", 200), "overloaded");
+  EXPECT_EQ(fault_kind_of("server_error", 200), "server_error");
+  // OTLP spans of an OpenAI call read as an Anthropic call's.
+  const Read otlp = read("o.otlp", request(span("t", "a", "", "\"1\"", "{\"code\":2}",
+                                                kChat + "," + attr("gen_ai.provider.name", str("openai")) + "," +
+                                                    attr("error.type", str("rate_limit_exceeded")))));
+  EXPECT_EQ(otlp.records[0].kind, "http_429");
+  EXPECT_TRUE(has_note(otlp.stats, "providers: openai (1)"));
+  // OpenTelemetry's OpenAI instrumentation gives every 5xx the class
+  // InternalServerError; the status is in the error's message, "529 Overloaded".
+  const auto failed = [&](const std::string& message) {
+    return read("m.otlp", request(span("t", "a", "", "\"1\"", "{\"code\":2,\"message\":\"" + message + "\"}",
+                                       kChat + "," + attr("error.type", str("InternalServerError")))))
+        .records[0]
+        .kind;
+  };
+  EXPECT_EQ(failed("529 Overloaded"), "http_529");
+  EXPECT_EQ(failed("503 status code (no body)"), "http_503");
+  EXPECT_EQ(failed("Overloaded"), "http_500");  // no status in it: the class says 500
+  EXPECT_EQ(failed("999 bottles"), "http_500");
+}
+
+TEST(FitRecords, LiteLlmPayloadsOfBothProvidersAndItsMadeUpStatuses) {
+  // LiteLLM (litellm/exceptions.py) gives a connection error status 500 and
+  // a timeout 408, and a stream that broke after it began its cause's status
+  // or 503: no server sent those, so the class is read.
+  const auto line = [](const std::string& id, const std::string& provider, const std::string& error) {
+    return "{\"id\":\"" + id + "\",\"trace_id\":\"A\",\"startTime\":" + id +
+           ",\"status\":\"failure\",\"custom_llm_provider\":\"" + provider +
+           "\",\"error_information\":" + error + "}\n";
+  };
+  const Read r = read("b.jsonl",
+                      line("1", "openai", R"({"error_class":"litellm.APIConnectionError","error_code":"500"})") +
+                          line("2", "openai", R"({"error_class":"litellm.Timeout","error_code":"408"})") +
+                          line("3", "openai", R"({"error_class":"litellm.MidStreamFallbackError","error_code":"503"})") +
+                          line("4", "anthropic", R"({"error_class":"litellm.InternalServerError","error_code":"529"})") +
+                          line("5", "openai", R"({"error_class":"litellm.ServiceUnavailableError","error_code":"503"})") +
+                          line("6", "anthropic", R"({"error_class":"litellm.RateLimitError","error_code":"429"})"));
+  ASSERT_EQ(r.records.size(), 6u);
+  EXPECT_EQ(r.records[0].kind, "reset");
+  EXPECT_EQ(r.records[1].kind, "slow_headers");
+  EXPECT_EQ(r.records[2].kind, "MidStreamFallbackError");
+  EXPECT_EQ(r.records[3].kind, "http_529");
+  EXPECT_EQ(r.records[4].kind, "http_503");
+  EXPECT_EQ(r.records[5].kind, "http_429");
+  EXPECT_TRUE(has_note(r.stats, "providers: anthropic (2), openai (4)"));
 }
 
 TEST(FitRecords, OtlpAResendCountPastAnySdkIsRefused) {
