@@ -91,11 +91,19 @@ void BM_Baseline(benchmark::State& state) {
 }
 BENCHMARK(BM_Baseline)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
+// range(0): threads; range(1): the kernel (relsim::Kernel, 0 = auto),
+// skipped where this CPU lacks it.
 void BM_Simulate(benchmark::State& state) {
+  const auto kernel = static_cast<relsim::Kernel>(state.range(1));
+  if (!relsim::kernel_available(kernel)) {
+    state.SkipWithError("this CPU lacks the kernel");
+    return;
+  }
   if (g_baseline_rate == 0.0) g_baseline_rate = measure_baseline_once();
   relsim::SimConfig config;
   config.tasks = kSimTasks;
   config.threads = static_cast<int>(state.range(0));
+  config.kernel = kernel;
   double seconds = 0.0;
   std::int64_t tasks = 0;
   for (auto _ : state) {
@@ -108,7 +116,13 @@ void BM_Simulate(benchmark::State& state) {
   state.SetItemsProcessed(tasks);
   state.counters["x_baseline"] = static_cast<double>(tasks) / seconds / g_baseline_rate;
 }
-BENCHMARK(BM_Simulate)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+BENCHMARK(BM_Simulate)
+    ->ArgsProduct({{1, 2}, {static_cast<int>(relsim::Kernel::automatic), static_cast<int>(relsim::Kernel::scalar),
+                            static_cast<int>(relsim::Kernel::avx2), static_cast<int>(relsim::Kernel::avx512)}})
+    ->ArgNames({"threads", "kernel"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(2.0);
 
 }  // namespace
 

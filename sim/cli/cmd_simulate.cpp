@@ -35,6 +35,7 @@ struct SimulateArgs {
   std::uint64_t seed = rng::kReferenceSeed;
   int lanes = SimConfig{}.lanes;
   int threads = 0;
+  std::string kernel = "auto";
   std::string interval = "wilson";
   double confidence = 0.95;
   bool json = false;
@@ -59,6 +60,7 @@ SimulateSetup simulate_setup(const SimulateArgs& a) {
   config.seed = a.seed;
   config.lanes = a.lanes;
   config.threads = a.threads;
+  config.kernel = parse_kernel(a.kernel);
   config.kinds = a.model.fault_weights();
   setup.interval = parse_interval_kind(a.interval);
   setup.confidence = a.confidence;
@@ -139,6 +141,10 @@ Runner add_simulate(CLI::App& app) {
                               kMaxLanes))
       ->capture_default_str();
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default); never changes the output")
+      ->capture_default_str();
+  cmd->add_option("--kernel", args->kernel,
+                  "the simple policy's Monte Carlo kernel: auto (the fastest this CPU runs), scalar, avx2 or avx512; "
+                  "never changes the output but --json's \"kernel\"")
       ->capture_default_str();
   cmd->add_option("--interval", args->interval, "wilson, clopper-pearson or jeffreys")->capture_default_str();
   check_value<double>(

@@ -1,5 +1,5 @@
 #pragma once
-// No kernel.cpp: one source per instruction set, kernel_scalar.cpp and kernel_avx512.cpp.
+// No kernel.cpp: one source per instruction set, kernel_scalar.cpp, kernel_avx2.cpp and kernel_avx512.cpp.
 // Internal: the simple policy's chunk kernels, which simulate() runs when
 // every bad request is an attempt (simple policy, no http_400). They make the
 // draws of docs/methods.md, as walk_policy_task does, arranged for speed:
@@ -8,8 +8,11 @@
 // over every task, on cases that exercise each kernel.
 //
 //   kernel_scalar.cpp  any CPU, either chain scope
-//   kernel_avx512.cpp  fresh scope on CPUs with AVX-512; elsewhere a stub
-//                      whose vector_kernel_available() is false
+//   kernel_avx2.cpp    fresh scope on x86-64 CPUs with AVX2 (x86-64-v3)
+//   kernel_avx512.cpp  fresh scope on CPUs with AVX-512
+// Off x86-64 the vector ones are stubs whose CPU checks are false. Every
+// kernel makes the same draws and the same totals (Trace tests, and
+// Kernels.EveryKernelThisCpuRunsGivesTheSameTotals over each of them).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -35,9 +38,11 @@ using PhiloxMany = void (*)(rng::Key key, std::uint32_t c0, std::uint32_t c1, co
 // rng::philox4x32_10 counter by counter.
 void philox_many_scalar(rng::Key key, std::uint32_t c0, std::uint32_t c1, const std::uint32_t* lo,
                         const std::uint32_t* hi, int count, std::uint32_t* const* out);
-// The fastest PhiloxMany this CPU runs: the AVX-512 one where it can, else
-// philox_many_scalar. Both compute the same integers.
+// The fastest PhiloxMany this CPU runs: the AVX-512 one where it can, the
+// AVX2 one, else philox_many_scalar. All compute the same integers.
 PhiloxMany pick_philox_many();
+// The AVX2 PhiloxMany where the CPU has AVX2, else nullptr.
+PhiloxMany avx2_philox_many();
 
 // A chunk's tasks and block 0 of their chain and kind streams: word w of task
 // i's block at chain[w][i], kind[w][i]. One thread's scratch.
@@ -110,15 +115,63 @@ struct VectorBuffers {
   alignas(64) std::array<std::int32_t, kChunk + kPad> bad_count{};
 };
 
-// Whether fresh_chunk_avx512 runs for this scheme: an x86-64 CPU with
-// AVX-512F and POPCNT, and r < 16 (the kernel counts all of a call's
-// thresholds without early exit; its request counts are 64-bit lanes).
-// Always false off x86-64.
-bool vector_kernel_available(const DrawScheme& s);
+// The vector kernels' start of a chunk: its tasks first .. first + count - 1
+// in b.lo, b.hi and their chain blocks 0 in b.chain, made by `philox`.
+inline void chain_blocks_of_chunk(PhiloxMany philox, rng::Key key, std::uint64_t first, int count, VectorBuffers& b) {
+  split_tasks(first, 1, count, b.lo.data(), b.hi.data());
+  const rng::Counter chain0 = rng::counter_of(rng::Stream::chain, 0, 0);
+  std::uint32_t* out[4] = {b.chain[0].data(), b.chain[1].data(), b.chain[2].data(), b.chain[3].data()};
+  philox(key, chain0[0], chain0[1], b.lo.data(), b.hi.data(), count, out);
+}
 
-// The vector kernel: fresh tasks first .. first + count - 1 (count <= kChunk)
-// into `tally`, eight tasks per vector, every call of the eight made at once
-// under lane masks. Only where vector_kernel_available(s).
+// The kind blocks 0 of the `packed` tasks with a bad request (b.bad_lo,
+// b.bad_hi) into b.kind, made by `philox`.
+inline void kind_blocks_of_packed(PhiloxMany philox, rng::Key key, int packed, VectorBuffers& b) {
+  const rng::Counter kind0 = rng::counter_of(rng::Stream::kind, 0, 0);
+  std::uint32_t* out[4] = {b.kind[0].data(), b.kind[1].data(), b.kind[2].data(), b.kind[3].data()};
+  philox(key, kind0[0], kind0[1], b.bad_lo.data(), b.bad_hi.data(), packed, out);
+}
+
+// The vector kernels' end of a chunk of `count` tasks, `packed` of them with
+// a bad request: the kinds of bad requests past each task's first four, and
+// the request-count histograms from b.done and b.requests (indexed, not
+// branched on: whether a task finished is a coin toss).
+inline void finish_vector_chunk(const DrawScheme& s, std::uint64_t seed, int count, int packed,
+                                const VectorBuffers& b, SimResult& tally) {
+  for (int i = 0; i < packed; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    if (b.bad_count[at] > 4)
+      count_later_kinds(s, seed, join_task(b.bad_lo[at], b.bad_hi[at]), b.bad_count[at], tally.faults);
+  }
+  if (tally.done_by_requests.empty()) return;
+  std::int64_t* const by_outcome[2] = {tally.env_by_requests.data(), tally.done_by_requests.data()};
+  for (int i = 0; i < count; ++i) {
+    const unsigned done = (b.done[static_cast<std::size_t>(i / 8)] >> (i % 8)) & 1u;
+    ++by_outcome[done][b.requests[static_cast<std::size_t>(i)]];
+  }
+}
+
+// Whether the CPU has what each vector kernel needs: AVX-512F and POPCNT,
+// or AVX2 and POPCNT. Always false off x86-64.
+bool cpu_has_avx512();
+bool cpu_has_avx2();
+
+// Whether a vector kernel runs this scheme at all: r < 16 (the kernels count
+// all of a call's thresholds without early exit).
+inline bool vector_scheme(const DrawScheme& s) { return s.r < 16; }
+
+// The kernel of the fresh scope for this scheme: `asked`, or for
+// Kernel::automatic the fastest this CPU runs; the scalar one when the
+// scheme is not a vector scheme. check_available: InputError when the CPU
+// lacks the kernel named.
+void check_available(Kernel k);
+Kernel fresh_kernel(const DrawScheme& s, Kernel asked);
+
+// The vector kernels: fresh tasks first .. first + count - 1 (count <=
+// kChunk) into `tally`, eight tasks at a time, every call of the eight made
+// at once under lane masks. Only where fresh_kernel chose them.
+void fresh_chunk_avx2(const DrawScheme& s, const VectorScheme& v, std::int64_t n, std::uint64_t seed,
+                      std::uint64_t first, int count, VectorBuffers& b, SimResult& tally);
 void fresh_chunk_avx512(const DrawScheme& s, const VectorScheme& v, std::int64_t n, std::uint64_t seed,
                         std::uint64_t first, int count, VectorBuffers& b, SimResult& tally);
 

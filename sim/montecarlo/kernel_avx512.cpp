@@ -1,7 +1,7 @@
 // The AVX-512 kernel of the fresh scope (montecarlo/kernel.hpp), and the
-// AVX-512 Philox that makes a chunk's first draw blocks. Which code runs
-// depends on the CPU alone, and every path computes the same integers as
-// rng.hpp, so results never do. Off x86-64 (or without GCC/clang's target
+// AVX-512 Philox that makes a chunk's first draw blocks; the choice of
+// kernel (fresh_kernel). Which code runs depends on the CPU (or --kernel),
+// and every path computes the same integers as rng.hpp, so results never do. Off x86-64 (or without GCC/clang's target
 // attributes) only the stubs at the end are compiled.
 #include <algorithm>
 #include <cmath>
@@ -189,18 +189,20 @@ __attribute__((target("avx512f,popcnt"))) inline void count_first_kinds(const Ve
   }
 }
 
-bool cpu_has_avx512f() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f");
-}
-
 }  // namespace
 
-PhiloxMany pick_philox_many() { return cpu_has_avx512f() ? philox_many_avx512 : philox_many_scalar; }
+bool cpu_has_avx512() {
+  static const bool avx512 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt");
+  }();
+  return avx512;
+}
 
-bool vector_kernel_available(const DrawScheme& s) {
-  static const bool avx512 = cpu_has_avx512f() && __builtin_cpu_supports("popcnt");
-  return avx512 && s.r < 16;
+PhiloxMany pick_philox_many() {
+  if (cpu_has_avx512()) return philox_many_avx512;
+  const PhiloxMany avx2 = avx2_philox_many();
+  return avx2 ? avx2 : philox_many_scalar;
 }
 
 __attribute__((target("avx512f,popcnt"))) void fresh_chunk_avx512(const DrawScheme& s, const VectorScheme& v,
@@ -208,10 +210,7 @@ __attribute__((target("avx512f,popcnt"))) void fresh_chunk_avx512(const DrawSche
                                                                    std::uint64_t first, int count, VectorBuffers& b,
                                                                    SimResult& tally) {
   const rng::Key key = rng::key_of(seed);
-  split_tasks(first, 1, count, b.lo.data(), b.hi.data());
-  const rng::Counter chain0 = rng::counter_of(rng::Stream::chain, 0, 0);
-  std::uint32_t* chain_out[4] = {b.chain[0].data(), b.chain[1].data(), b.chain[2].data(), b.chain[3].data()};
-  philox_many_avx512(key, chain0[0], chain0[1], b.lo.data(), b.hi.data(), count, chain_out);
+  chain_blocks_of_chunk(philox_many_avx512, key, first, count, b);
 
   CallSums sums{_mm512_setzero_si512(), _mm512_setzero_si512(), 0};
   for (int i = 0; i < count; i += 8) calls_of_eight(v, n, key, i, count, b, sums);
@@ -221,22 +220,9 @@ __attribute__((target("avx512f,popcnt"))) void fresh_chunk_avx512(const DrawSche
   tally.calls_succeeded += _mm512_reduce_add_epi64(sums.calls);
 
   const int packed = pack_bad_tasks(count, b);
-  const rng::Counter kind0 = rng::counter_of(rng::Stream::kind, 0, 0);
-  std::uint32_t* kind_out[4] = {b.kind[0].data(), b.kind[1].data(), b.kind[2].data(), b.kind[3].data()};
-  philox_many_avx512(key, kind0[0], kind0[1], b.bad_lo.data(), b.bad_hi.data(), packed, kind_out);
+  kind_blocks_of_packed(philox_many_avx512, key, packed, b);
   count_first_kinds(v, packed, b, tally);
-  for (int i = 0; i < packed; ++i) {
-    const auto at = static_cast<std::size_t>(i);
-    if (b.bad_count[at] <= 4) continue;
-    count_later_kinds(s, seed, join_task(b.bad_lo[at], b.bad_hi[at]), b.bad_count[at], tally.faults);
-  }
-
-  if (tally.done_by_requests.empty()) return;
-  for (int i = 0; i < count; ++i) {
-    const bool done = (b.done[static_cast<std::size_t>(i / 8)] >> (i % 8)) & 1u;
-    const auto requests = static_cast<std::size_t>(b.requests[static_cast<std::size_t>(i)]);
-    ++(done ? tally.done_by_requests : tally.env_by_requests)[requests];
-  }
+  finish_vector_chunk(s, seed, count, packed, b, tally);
 }
 #pragma GCC diagnostic pop
 
@@ -244,11 +230,11 @@ __attribute__((target("avx512f,popcnt"))) void fresh_chunk_avx512(const DrawSche
 
 PhiloxMany pick_philox_many() { return philox_many_scalar; }
 
-bool vector_kernel_available(const DrawScheme&) { return false; }
+bool cpu_has_avx512() { return false; }
 
-void fresh_chunk_avx512(const DrawScheme& s, const VectorScheme&, std::int64_t, std::uint64_t, std::uint64_t, int,
+void fresh_chunk_avx512(const DrawScheme&, const VectorScheme&, std::int64_t, std::uint64_t, std::uint64_t, int,
                         VectorBuffers&, SimResult&) {
-  RELSIM_ASSERT(vector_kernel_available(s));
+  RELSIM_ASSERT(cpu_has_avx512());
 }
 
 #endif

@@ -63,8 +63,9 @@ struct KernelThread {
 SimResult simulate_fresh(KernelRun& run) {
   const DrawScheme& s = run.scheme;
   const SimConfig& config = run.config;
+  const Kernel kernel = detail::fresh_kernel(s, config.kernel);
   std::optional<detail::VectorScheme> vector;
-  if (detail::vector_kernel_available(s)) vector.emplace(s);
+  if (kernel != Kernel::scalar) vector.emplace(s);
   const std::int64_t chunks = (config.tasks + kChunk - 1) / kChunk;
   const std::pair<std::int64_t, std::int64_t> range = config.share.range(chunks);
   SimResult result = detail::empty_result(run.bins);
@@ -76,8 +77,10 @@ SimResult simulate_fresh(KernelRun& run) {
           const auto first = static_cast<std::uint64_t>(at);
           const int count = static_cast<int>(std::min<std::int64_t>(run.piece(), last - at));
           run.hook.check(first, 1, count);
-          if (vector)
+          if (kernel == Kernel::avx512)
             detail::fresh_chunk_avx512(s, *vector, run.n, config.seed, first, count, *thread.buffers, thread.tally);
+          else if (kernel == Kernel::avx2)
+            detail::fresh_chunk_avx2(s, *vector, run.n, config.seed, first, count, *thread.buffers, thread.tally);
           else
             detail::run_tasks(s, run.n, config.seed, first, 1, count, Entry::task_start, false, *thread.blocks,
                               thread.tally);
@@ -85,6 +88,7 @@ SimResult simulate_fresh(KernelRun& run) {
         }
       },
       [&](const KernelThread& thread) { detail::add_counts(result, thread.tally); });
+  result.kernel = kernel_name(kernel);
   return result;
 }
 
@@ -111,6 +115,7 @@ SimResult simulate_continuous(KernelRun& run) {
         }
       },
       [&](const KernelThread& thread) { detail::add_counts(result, thread.tally); });
+  result.kernel = kernel_name(Kernel::scalar);
   return result;
 }
 
@@ -129,8 +134,11 @@ SimResult simulate_share(const Model& model, const Policy& policy, const SimConf
   // http_400 in the mix the general walk runs instead.
   // Tool calls are drawn on the general walk too.
   if (policy.kind != PolicyKind::simple || config.kinds.weight[static_cast<std::size_t>(FaultKind::http_400)] > 0.0 ||
-      config.tools)
-    return detail::simulate_policy(model, policy, config, scheme, hook);
+      config.tools) {
+    SimResult walked = detail::simulate_policy(model, policy, config, scheme, hook);
+    walked.kernel = "walk";
+    return walked;
+  }
   KernelRun run{scheme, config, policy.n, detail::histogram_bins(policy), hook, Progress(config.progress)};
   return model.chain == ChainScope::fresh ? simulate_fresh(run) : simulate_continuous(run);
 }
@@ -147,6 +155,7 @@ void validate(const SimConfig& c) {
                                  c.threads, kMaxThreads));
   c.kinds.checked_total();
   if (c.tools) validate(c.tools->faults);
+  detail::check_available(c.kernel);
 }
 
 SimResult simulate(const Model& model, const Policy& policy, const SimConfig& config) {

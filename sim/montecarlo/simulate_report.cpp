@@ -193,6 +193,7 @@ Json simulate_json(const SimulateSetup& setup, const SimulateCheck& r) {
   j["faults"] = std::move(faults);
   j["fault_shares"] = std::move(shares);
   if (r.timed) add_simulate_time_json(j, r);
+  if (!sim.kernel.empty()) j["kernel"] = sim.kernel;  // which code ran; the numbers are the same on every kernel
   return j;
 }
 

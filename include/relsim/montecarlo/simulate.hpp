@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "relsim/core/faults.hpp"
@@ -30,6 +32,17 @@ inline constexpr int kMaxLanes = 1'000'000;
 inline constexpr int kMaxThreads = 1024;
 // Request-count histograms are kept up to this many requests per task.
 inline constexpr std::int64_t kMaxHistogramRequests = 1'000'000;
+
+// The chunk kernel that runs the simple policy's fresh scope (docs/methods.md,
+// Kernels): the fastest this CPU runs (automatic), or one named (--kernel,
+// for benchmarks and checks). Every kernel makes the same draws: the same
+// seed gives the same totals on each.
+enum class Kernel { automatic, scalar, avx2, avx512 };
+std::string_view kernel_name(Kernel k);  // "auto", "scalar", "avx2", "avx512"
+// The kernel of that name; InputError naming the choices for any other.
+Kernel parse_kernel(std::string_view name);
+// Whether this CPU runs it (automatic and scalar: always).
+bool kernel_available(Kernel k);
 
 struct SimConfig {
   std::int64_t tasks = 400;       // in [1, kMaxTasks]
@@ -57,12 +70,18 @@ struct SimConfig {
   // drawn from Stream::tool_stage by (task, call); fresh scope only
   // (InputError for the continuous one). Runs on the general walk.
   std::optional<ToolModel> tools;
+  // The fresh scope's kernel; InputError when the CPU lacks the one named.
+  Kernel kernel = Kernel::automatic;
 };
 
 // Throws InputError naming the bad field and its valid range.
 void validate(const SimConfig& config);
 
 struct SimResult {
+  // The kernel that ran: "scalar", "avx2" or "avx512" (the chunk kernels
+  // of the simple policy), "walk" (the general walk: any other policy,
+  // http_400 in the mix, tool calls).
+  std::string kernel;
   std::int64_t tasks = 0;
   std::int64_t successes = 0;
   std::int64_t requests = 0;                       // requests sent, all tasks
