@@ -1,8 +1,11 @@
 // The transfer-matrix engine in seconds (docs/time.md): the same walk over
 // a call's states as the discrete chain, each step between two requests the
 // continuous chain's exp(QΔ), averaged over the client's jitter.
+#include <array>
 #include <map>
+#include <optional>
 #include <tuple>
+#include <vector>
 
 #include "relsim/core/error.hpp"
 #include "relsim/exact/exact.hpp"
@@ -16,15 +19,26 @@ using exact_detail::CallMatrices;
 using exact_detail::to_micros;
 
 // The step matrices of one run, each computed once per distinct
-// (duration, wait, jitter): a handful per policy.
+// (duration, wait, jitter): a handful per policy. A retry's step depends on
+// the fault's kind, the layer that retries and its retry number alone
+// (wait_before), so each is looked up once and then read from a table
+// indexed by those three: the walk asks for it once per call state and kind.
 class TimeSteps {
  public:
   TimeSteps(const TimeModel& time, bool weighted) : time_(time), want_weighted_(weighted) {}
 
   exact_detail::RetryStep retry(FaultKind kind, const CallState& from, const CallState& to) {
-    const Wait w = wait_before(time_, from, to, kind);
-    return {&get(time_.seconds_of(kind), w.max, w.jitter), w.max * (1.0 - w.jitter / 2.0), to_micros(w.max),
-            want_weighted_ ? &weighted(time_.seconds_of(kind), w.max, w.jitter) : nullptr};
+    const bool http = to.http == from.http + 1;
+    const auto index = static_cast<std::size_t>(http ? from.http : from.stream);
+    if (index >= table_.size()) table_.resize(index + 1);
+    std::optional<exact_detail::RetryStep>& slot = table_[index][static_cast<std::size_t>(kind) * 2 + (http ? 1 : 0)];
+    if (!slot) {
+      const Wait w = wait_before(time_, from, to, kind);
+      slot = exact_detail::RetryStep{&get(time_.seconds_of(kind), w.max, w.jitter), w.max * (1.0 - w.jitter / 2.0),
+                                     to_micros(w.max),
+                                     want_weighted_ ? &weighted(time_.seconds_of(kind), w.max, w.jitter) : nullptr};
+    }
+    return *slot;
   }
   const Eigen::MatrixXd& gap(std::optional<FaultKind> last) {
     return get(time_.seconds_of(last) + time_.think_seconds, 0.0, 0.0);
@@ -47,6 +61,8 @@ class TimeSteps {
   const TimeModel& time_;
   bool want_weighted_;  // only for the done tasks' mean seconds (ExactOptions::done_seconds)
   std::map<std::tuple<double, double, double>, Eigen::MatrixXd> cache_, weighted_;
+  // [retry number][kind * 2 + (HTTP layer)]: the steps already looked up.
+  std::vector<std::array<std::optional<exact_detail::RetryStep>, 2 * kFaultKinds>> table_;
 };
 
 // Mass per (outcome, microseconds), accumulated over the calls of a task.
