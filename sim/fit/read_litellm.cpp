@@ -30,20 +30,25 @@ std::string failure_kind(const Json& j, const std::string& where, std::int64_t n
   const auto info = j.find("error_information");
   if (info == j.end() || info->is_null()) return "error";
   if (!info->is_object()) bad(where, number, "error_information", *info, "an object or null");
-  std::string class_kind;
-  if (const auto c = info->find("error_class"); c != info->end() && c->is_string() && !c->get_ref<const std::string&>().empty()) {
-    Record probe;
-    if (!set_outcome(c->get_ref<const std::string&>(), probe) || !probe.bad)
-      bad(where, number, "error_information.error_class", *c, "an error class name");
-    class_kind = probe.kind;
-    if (class_kind == "reset" || class_kind == "slow_headers") return class_kind;
-    if (class_kind.ends_with("MidStreamFallbackError")) return "MidStreamFallbackError";
+  const auto c = info->find("error_class");
+  const bool has_class = c != info->end() && c->is_string() && !c->get_ref<const std::string&>().empty();
+  if (has_class) {  // "litellm.Timeout": the class's own name
+    const std::string_view text = c->get_ref<const std::string&>();
+    const std::size_t dot = text.rfind('.');
+    const std::string_view name = dot == std::string_view::npos ? text : text.substr(dot + 1);
+    if (name == "APIConnectionError") return "reset";
+    if (name == "Timeout") return "slow_headers";
+    if (name == "MidStreamFallbackError") return "MidStreamFallbackError";
   }
   if (const auto code = info->find("error_code"); code != info->end()) {
     const std::string text = code->is_string() ? code->get<std::string>() : code->is_number_integer() ? code->dump() : "";
     if (const auto v = parse_number<int>(text); v && *v >= 100 && *v <= 599 && *v / 100 != 2) return fmt::format("http_{}", *v);
   }
-  return class_kind.empty() ? "error" : class_kind;
+  if (!has_class) return "error";
+  Record probe;
+  if (!set_outcome(c->get_ref<const std::string&>(), probe) || !probe.bad)
+    bad(where, number, "error_information.error_class", *c, "an error class name");
+  return probe.kind;
 }
 
 // The provider a payload names: custom_llm_provider, else the error's

@@ -88,7 +88,7 @@ inline void count_later_kinds(const DrawScheme& s, std::uint64_t seed, std::uint
 Entry run_tasks(const DrawScheme& s, std::int64_t n, std::uint64_t seed, std::uint64_t first, std::uint64_t stride,
                 int count, Entry entry, bool carry, FirstBlocks& blocks, SimResult& tally);
 
-// The AVX-512 kernel's form of a DrawScheme. A uniform u = x 2^-53 (x the
+// The vector kernels' form of a DrawScheme. A uniform u = x 2^-53 (x the
 // top 53 bits of the call's 64) is below t exactly when x < ceil(t 2^53), so
 // the thresholds become integers and the comparison stays exact.
 struct VectorScheme {

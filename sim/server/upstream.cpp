@@ -95,9 +95,11 @@ std::string base_path_of(const Upstream& up, std::int64_t task) {
 
 // The request as the upstream gets it, framed here (one string, one
 // write): its own path (base_path + the API's target), the client's headers
-// but the hop-by-hop ones and the task header, the upstream's host and the
-// body's length; HTTP/1.1's keep-alive, so the connection can serve the
-// client connection's next request.
+// but the hop-by-hop ones, the task header and accept-encoding, the
+// upstream's host and the body's length; HTTP/1.1's keep-alive, so the
+// connection can serve the client connection's next request. The answer is
+// asked for uncompressed (accept-encoding: identity): the proxy breaks it
+// event by event, or whole, and cannot in gzip's or brotli's bytes.
 std::string upstream_request(const Request& req, const Upstream& up, const std::string& task_header,
                              std::int64_t task) {
   std::string out;
@@ -106,9 +108,12 @@ std::string upstream_request(const Request& req, const Upstream& up, const std::
                  api_target(req));
   for (const auto& field : req) {
     const beast::string_view name = field.name_string();
-    if (hop_by_hop(name) || (!task_header.empty() && beast::iequals(name, task_header))) continue;
+    if (hop_by_hop(name) || beast::iequals(name, "accept-encoding") ||
+        (!task_header.empty() && beast::iequals(name, task_header)))
+      continue;
     fmt::format_to(std::back_inserter(out), "{}: {}\r\n", sv(name), sv(field.value()));
   }
+  out += "accept-encoding: identity\r\n";
   const bool default_port = up.port == (up.tls ? 443 : 80);
   if (default_port) fmt::format_to(std::back_inserter(out), "host: {}\r\n", up.host);
   else fmt::format_to(std::back_inserter(out), "host: {}:{}\r\n", up.host, up.port);
@@ -225,6 +230,10 @@ net::awaitable<Outcome> whole_back(Connection& conn, Stream& stream, UpstreamLin
   }
   reusable = parser.keep_alive() && link.buffer.size() == 0;
   const wire::WholeReply w = wire::break_whole(p.entry.fault, p.dialect, std::move(body));
+  // Not the client's doing: the audit must not blame it for an unbroken answer.
+  if (!w.broken)
+    upstream["error"] = fmt::format("upstream {} answered a JSON body with no stop to drop: {} was not applied",
+                                    config.upstream->url, to_string(p.entry.fault));
   const std::string head = client_head(res, keep, false, w.content_length);
   if (w.hold_before_body) {
     if (!co_await conn.write(head)) co_return gone;

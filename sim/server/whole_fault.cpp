@@ -1,6 +1,8 @@
 // Breaking an answer that is not a stream (whole_fault.hpp).
 #include "server/whole_fault.hpp"
 
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "relsim/core/json.hpp"
@@ -9,21 +11,44 @@
 namespace relsim::wire {
 namespace {
 
-// The answer without its stop: finish_reason null in every choice (OpenAI),
-// stop_reason null (the Messages API). A body that is not such an object is
-// left as it is.
-std::string without_stop(std::string body, Dialect dialect) {
+// Whether `text` nests objects and arrays deeper than `limit` (brackets
+// inside strings are not counted).
+bool nested_deeper(std::string_view text, int limit) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char ch : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (ch == '\\') escaped = true;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '{' || ch == '[') {
+      if (++depth > limit) return true;
+    } else if (ch == '}' || ch == ']') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+// The answer without its stop: finish_reason null in every choice that has
+// one (OpenAI), stop_reason null (the Messages API); nullopt when there is
+// none to drop.
+std::optional<std::string> without_stop(const std::string& body, Dialect dialect) {
+  if (nested_deeper(body, kMaxWholeNesting)) return std::nullopt;
   Json j = Json::parse(body, nullptr, false);
-  if (!j.is_object()) return body;
+  if (!j.is_object()) return std::nullopt;
+  bool dropped = false;
   if (dialect == Dialect::openai) {
     const auto choices = j.find("choices");
-    if (choices == j.end() || !choices->is_array()) return body;
+    if (choices == j.end() || !choices->is_array()) return std::nullopt;
     for (Json& c : *choices)
-      if (c.is_object() && c.contains("finish_reason")) c["finish_reason"] = nullptr;
-  } else {
-    if (!j.contains("stop_reason")) return body;
-    j["stop_reason"] = nullptr;
+      if (c.is_object() && c.contains("finish_reason")) c["finish_reason"] = nullptr, dropped = true;
+  } else if (j.contains("stop_reason")) {
+    j["stop_reason"] = nullptr, dropped = true;
   }
+  if (!dropped) return std::nullopt;
   return json_text(j);
 }
 
@@ -40,7 +65,8 @@ WholeReply break_whole(std::optional<FaultKind> kind, Dialect dialect, std::stri
       w.clean_end = false;
       break;
     case FaultKind::no_stop:
-      w.body = without_stop(std::move(w.body), dialect);
+      if (std::optional<std::string> cut_short = without_stop(w.body, dialect)) w.body = std::move(*cut_short);
+      else w.broken = false;
       break;
     case FaultKind::malformed:  // a body of its announced length that is not JSON
       w.body.resize(w.body.size() / 2);

@@ -24,13 +24,20 @@ namespace relsim::wire {
 // `body` is what is sent after the head, whose content-length is
 // `content_length` (more than body.size() for a cut, which then closes:
 // `clean_end` false); `hold_before_body`: a stall holds between the head
-// and the body.
+// and the body. `broken` is false when the kind could not be applied: a
+// no_stop on a body with no stop to drop (not such a JSON object, or nested
+// deeper than kMaxWholeNesting), which then goes as it came.
 struct WholeReply {
   std::string body;
   std::size_t content_length = 0;
   bool hold_before_body = false;
   bool clean_end = true;
+  bool broken = true;
 };
+
+// The deepest nesting of a body no_stop rewrites (the JSON library writes
+// nested values recursively).
+inline constexpr int kMaxWholeNesting = 64;
 
 WholeReply break_whole(std::optional<FaultKind> kind, Dialect dialect, std::string body);
 

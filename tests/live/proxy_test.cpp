@@ -176,19 +176,26 @@ TEST(Proxy, EachFaultBreaksAWholeOpenAiAnswerAsTheMocksOwnDoes) {
   EXPECT_EQ(pair.upstream.log(0).requests.size(), kinds.size());
 }
 
+// A whole JSON answer as an upstream sends it, and a proxy in front of
+// such an upstream on `port`.
+std::string json_answer(const std::string& body) {
+  return fmt::format("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{}",
+                     body.size(), body);
+}
+ServerConfig proxy_to(int port) {
+  ServerConfig config = config_with();
+  config.upstream = parse_upstream(fmt::format("http://127.0.0.1:{}", port));
+  return config;
+}
+
 TEST(Proxy, AWholeMessagesApiAnswerIsBrokenToo) {
   // A Messages API answer that is not a stream ("stream": false, which the
   // mock itself refuses), from an upstream that sends one whole message.
   const std::string message_body =
       R"({"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"Hi."}],)"
       R"("stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":2}})";
-  test::StubServer upstream(fmt::format("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n"
-                                        "connection: close\r\n\r\n{}",
-                                        message_body.size(), message_body),
-                            4);
-  ServerConfig config = config_with();
-  config.upstream = parse_upstream(fmt::format("http://127.0.0.1:{}", upstream.port()));
-  Server proxy(config, one_task({"ok", "no_stop", "overloaded", "cut"}));
+  test::StubServer upstream(json_answer(message_body), 4);
+  Server proxy(proxy_to(upstream.port()), one_task({"ok", "no_stop", "overloaded", "cut"}));
   const std::string whole = request("POST", "/t/0/v1/messages", R"({"stream": false})");
   const Response ok = one_request(proxy.port(), whole);
   EXPECT_EQ(ok.body, message_body);
@@ -203,6 +210,31 @@ TEST(Proxy, AWholeMessagesApiAnswerIsBrokenToo) {
   EXPECT_FALSE(cut.complete);
   EXPECT_EQ(cut.header("content-length"), std::to_string(message_body.size()));
   EXPECT_EQ(cut.body, message_body.substr(0, message_body.size() / 2));
+}
+
+TEST(Proxy, AWholeAnswerWithNoStopToDropGoesAsItCameAndTheLogSaysSo) {
+  // A chat completion whose choices carry no finish_reason: no_stop has
+  // nothing to drop, so the answer is passed on unbroken and its log line
+  // says the hop did not apply the fault (the audit then blames no client).
+  const std::string body = R"({"id":"chatcmpl-1","object":"chat.completion","choices":[]})";
+  test::StubServer upstream(json_answer(body), 1);
+  Server proxy(proxy_to(upstream.port()), one_task({"no_stop"}));
+  const Response r = one_request(proxy.port(), request("POST", "/t/0/v1/chat/completions", R"({"stream": false})"));
+  EXPECT_EQ(r.body, body);
+  ASSERT_TRUE(proxy.wait_finished(0, 1, kLimit));
+  const std::vector<Json> lines = test::journal_requests(proxy.port());
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0]["upstream"].value("error", "").find("no stop to drop: no_stop was not applied"), std::string::npos)
+      << lines[0].dump();
+}
+
+TEST(Proxy, TheUpstreamIsAskedForUncompressedAnswers) {
+  // gzip or brotli bytes could not be broken event by event or whole.
+  Pair pair(one_task({"ok"}));
+  Client c(pair.proxy.port());
+  EXPECT_EQ(roundtrip(c, request("POST", "/t/0/v1/messages", kBody, "accept-encoding: gzip, deflate, br\r\n")).status, 200);
+  ASSERT_EQ(pair.upstream.log(0).requests.size(), 1u);
+  EXPECT_EQ(pair.upstream.log(0).requests[0].header("accept-encoding"), "identity");
 }
 
 TEST(Proxy, PreResponseFaultsAreAnsweredHereAndNeverReachTheUpstream) {

@@ -4,6 +4,8 @@
 // `reply` (raw bytes, sent as they are), then shuts the connection down.
 #include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange without it
 
+#include <sys/socket.h>
+
 #include <string>
 #include <thread>
 
@@ -34,7 +36,12 @@ class StubServer {
       }
     });
   }
-  ~StubServer() { thread_.join(); }
+  // A test that sent fewer than `count` requests ends here too: the listening
+  // socket is shut down, which ends the accept it waits in.
+  ~StubServer() {
+    ::shutdown(acceptor_.native_handle(), SHUT_RDWR);
+    thread_.join();
+  }
   StubServer(const StubServer&) = delete;
   StubServer& operator=(const StubServer&) = delete;
   int port() const { return acceptor_.local_endpoint().port(); }

@@ -464,6 +464,10 @@ TEST(FitRecords, LiteLlmPayloadsOfBothProvidersAndItsMadeUpStatuses) {
   EXPECT_EQ(r.records[4].kind, "http_503");
   EXPECT_EQ(r.records[5].kind, "http_429");
   EXPECT_TRUE(has_note(r.stats, "providers: anthropic (2), openai (4)"));
+  // Any other class is read only when there is no status: a class that is
+  // not a plain word does not stop a 429 from being read.
+  const Read odd = read("c.jsonl", line("1", "openai", R"({"error_class":"my class!","error_code":"429"})"));
+  EXPECT_EQ(odd.records[0].kind, "http_429");
 }
 
 TEST(FitRecords, OtlpAResendCountPastAnySdkIsRefused) {
