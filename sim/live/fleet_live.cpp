@@ -46,9 +46,11 @@ ClientConfig client_for(const fleet::Scenario& s, std::uint64_t seed, const Flee
   client.pool = s.pool_per_task ? 0 : static_cast<int>(s.pool);
   client.timing.backoff_schedule = s.backoff;
   client.timing.time_scale = c.time_scale;
-  // A stall is given up after four of the longest event gaps (at least 50 ms
-  // of wall time), well past what a loaded machine delays a paced event by.
-  client.timing.idle_timeout = std::max(0.05, 4.0 * static_cast<double>(longest_delay_ms) / 1000.0);
+  // A stall is given up after four of the longest event gaps (at least 250
+  // ms of wall time), well past what a loaded machine delays a paced event
+  // by: with 50 ms, a CI run building beside the tests once took 7 streams
+  // of 2 ms gaps for stalls.
+  client.timing.idle_timeout = std::max(0.25, 4.0 * static_cast<double>(longest_delay_ms) / 1000.0);
   client.start_at.assign(static_cast<std::size_t>(total_tasks(s)), 0.0);
   for (std::int64_t a = 0; a < s.agents; ++a)
     client.start_at[static_cast<std::size_t>(a * s.tasks_per_agent)] =
