@@ -54,18 +54,23 @@ std::string dump_json(const Json& value) {
   return out;
 }
 
-std::string json_excerpt(const Json& value, std::size_t max_chars) {
+bool nested_deeper(const Json& value, std::size_t limit) {
   // Depth first with an explicit stack: the check itself must not recurse.
   std::vector<std::pair<const Json*, std::size_t>> todo{{&value, 0}};
   while (!todo.empty()) {
     const auto [v, depth] = todo.back();
     todo.pop_back();
     if (!v->is_structured()) continue;
-    if (depth >= kMaxExcerptDepth)
-      return fmt::format("({} nested more than {} deep)", value.is_array() ? "an array" : "an object",
-                         kMaxExcerptDepth);
+    if (depth >= limit) return true;
     for (const auto& child : *v) todo.emplace_back(&child, depth + 1);
   }
+  return false;
+}
+
+std::string json_excerpt(const Json& value, std::size_t max_chars) {
+  if (nested_deeper(value, kMaxExcerptDepth))
+    return fmt::format("({} nested more than {} deep)", value.is_array() ? "an array" : "an object",
+                       kMaxExcerptDepth);
   std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (text.size() > max_chars) text = text.substr(0, max_chars) + "...";
   return text;

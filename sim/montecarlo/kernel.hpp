@@ -115,6 +115,17 @@ struct VectorBuffers {
   alignas(64) std::array<std::int32_t, kChunk + kPad> bad_count{};
 };
 
+// The vector kernels' kind counts by level (below[l]: words of kind <=
+// levels[l], the last level every word) into tally.faults, differenced.
+inline void add_level_counts(const VectorScheme& v, const std::array<std::int64_t, kFaultKinds>& below,
+                             SimResult& tally) {
+  std::int64_t previous = 0;
+  for (std::size_t l = 0; l < v.levels.size(); ++l) {
+    tally.faults[static_cast<std::size_t>(v.levels[l])] += below[l] - previous;
+    previous = below[l];
+  }
+}
+
 // The vector kernels' start of a chunk: its tasks first .. first + count - 1
 // in b.lo, b.hi and their chain blocks 0 in b.chain, made by `philox`.
 inline void chain_blocks_of_chunk(PhiloxMany philox, rng::Key key, std::uint64_t first, int count, VectorBuffers& b) {

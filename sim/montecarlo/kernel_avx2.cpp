@@ -201,12 +201,7 @@ __attribute__((target("avx2,popcnt"))) inline void count_first_kinds_avx2(const 
       below[static_cast<std::size_t>(levels - 1)] += count(used);
     }
   }
-  std::int64_t previous = 0;
-  for (int l = 0; l < levels; ++l) {
-    tally.faults[static_cast<std::size_t>(v.levels[static_cast<std::size_t>(l)])] +=
-        below[static_cast<std::size_t>(l)] - previous;
-    previous = below[static_cast<std::size_t>(l)];
-  }
+  add_level_counts(v, below, tally);
 }
 
 }  // namespace

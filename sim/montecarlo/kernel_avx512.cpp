@@ -181,12 +181,7 @@ __attribute__((target("avx512f,popcnt"))) inline void count_first_kinds(const Ve
       below[static_cast<std::size_t>(levels - 1)] += _mm_popcnt_u32(used);
     }
   }
-  std::int64_t previous = 0;
-  for (int l = 0; l < levels; ++l) {
-    tally.faults[static_cast<std::size_t>(v.levels[static_cast<std::size_t>(l)])] +=
-        below[static_cast<std::size_t>(l)] - previous;
-    previous = below[static_cast<std::size_t>(l)];
-  }
+  add_level_counts(v, below, tally);
 }
 
 }  // namespace

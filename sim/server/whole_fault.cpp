@@ -2,7 +2,6 @@
 #include "server/whole_fault.hpp"
 
 #include <optional>
-#include <string_view>
 #include <utility>
 
 #include "relsim/core/json.hpp"
@@ -11,34 +10,12 @@
 namespace relsim::wire {
 namespace {
 
-// Whether `text` nests objects and arrays deeper than `limit` (brackets
-// inside strings are not counted).
-bool nested_deeper(std::string_view text, int limit) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (const char ch : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (ch == '\\') escaped = true;
-      else if (ch == '"') in_string = false;
-    } else if (ch == '"') {
-      in_string = true;
-    } else if (ch == '{' || ch == '[') {
-      if (++depth > limit) return true;
-    } else if (ch == '}' || ch == ']') {
-      --depth;
-    }
-  }
-  return false;
-}
-
 // The answer without its stop: finish_reason null in every choice that has
 // one (OpenAI), stop_reason null (the Messages API); nullopt when there is
 // none to drop.
 std::optional<std::string> without_stop(const std::string& body, Dialect dialect) {
-  if (nested_deeper(body, kMaxWholeNesting)) return std::nullopt;
   Json j = Json::parse(body, nullptr, false);
-  if (!j.is_object()) return std::nullopt;
+  if (!j.is_object() || nested_deeper(j, kMaxWholeNesting)) return std::nullopt;
   bool dropped = false;
   if (dialect == Dialect::openai) {
     const auto choices = j.find("choices");

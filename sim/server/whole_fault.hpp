@@ -36,8 +36,8 @@ struct WholeReply {
 };
 
 // The deepest nesting of a body no_stop rewrites (the JSON library writes
-// nested values recursively).
-inline constexpr int kMaxWholeNesting = 64;
+// nested values recursively; nested_deeper, json.hpp).
+inline constexpr std::size_t kMaxWholeNesting = 64;
 
 WholeReply break_whole(std::optional<FaultKind> kind, Dialect dialect, std::string body);
 

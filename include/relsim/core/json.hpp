@@ -25,6 +25,11 @@ std::string dump_json(const Json& value);
 inline constexpr std::size_t kMaxExcerptDepth = 32;
 std::string json_excerpt(const Json& value, std::size_t max_chars = 200);
 
+// Whether `value` nests objects and arrays more than `limit` deep (the
+// value itself is level 1), checked without recursing: before anything
+// that serialises it.
+bool nested_deeper(const Json& value, std::size_t limit);
+
 // The model's and policy's fields every JSON result starts with:
 // p, q, r, n, b, g, chain.
 Json model_json(const Model& model, const Policy& policy);
