@@ -3,13 +3,14 @@
 #
 #   scripts/sanitize.sh asan [ctest args...]  # clang-14, AddressSanitizer + UBSan, every label but notebooks, harnesses, wallclock, browser and package;
 #                                             # its tree also holds the fuzz targets (scripts/fuzz.sh)
-#   scripts/sanitize.sh tsan [ctest args...]  # clang-14, ThreadSanitizer, every label but notebooks, harnesses, wallclock, browser, package and mpi
+#   scripts/sanitize.sh tsan [ctest args...]  # clang-14, ThreadSanitizer, every label but those, mpi and e2e
 #   scripts/sanitize.sh all                   # both, asan first
 #   scripts/sanitize.sh asan|tsan --build     # configure and build only (scripts/test.sh builds one
 #   scripts/sanitize.sh asan|tsan --test      #   while the previous step's tests run); test only
 #
-# Extra arguments go to ctest (for example `-R Enumerate` or `-L unit`) and
-# replace the default test selection (by ctest label: tests/CMakeLists.txt).
+# Extra arguments go to ctest (for example `-R Enumerate` or `-L unit`). The
+# labels left out are not built in the tree at all (RELSIM_TEST_SKIP,
+# tests/CMakeLists.txt): no compile time goes to tests that would not run.
 # Each build has its own tree (build-asan, build-tsan), so the Release build
 # in build/ is left alone. The relsim executable that the e2e, live and mpi
 # tests start is sanitized too.
@@ -31,6 +32,10 @@
 # dominates the run; the ui server's own tests in tests/live still run under
 # both. The package label (cpack and the unpacked .deb) is left out: it
 # checks the Release build's package, not code a sanitizer could instrument.
+# TSan leaves out e2e too: those tests check the command line (options,
+# refusals, golden output), and a race needs threads, which the engines,
+# servers, clients and the proxy run in process in the unit, live, load and
+# sdk labels, all under TSan; e2e was a third of the TSan run's time.
 #
 # Suppressions live in tests/sanitizers/, each with the reason it exists
 # (only lsan.supp, for Open MPI; TSan needs none).
@@ -113,11 +118,11 @@ asan() {
   # that a matrix made in a test and freed in the library meet the same one.
   local flags="-fno-omit-frame-pointer -D_GLIBCXX_ASSERTIONS -DEIGEN_MALLOC_ALREADY_ALIGNED=0 -fno-pie"
   [[ $phase == test ]] || configure build-asan -DCMAKE_CXX_FLAGS="$flags" -DRELSIM_FUZZ=ON \
+    -DRELSIM_TEST_SKIP="notebooks;harnesses;wallclock;browser;package" \
     -DRELSIM_SANITIZE_FLAGS="-fsanitize=address,undefined -fno-sanitize=function -fno-sanitize-recover=undefined" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined -no-pie" \
     -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
   local args=("$@")
-  ((${#args[@]})) || args=(-LE '^(notebooks|harnesses|wallclock|browser|package)$')
   local asan_options=detect_leaks=1:abort_on_error=1:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1
   # The Mpi tests' ranks (mpirun relsim ...): Open MPI sets the variables of
   # mca_base_env_list in each rank only. The slow unwinder there gives leak
@@ -137,12 +142,12 @@ tsan() {
   scripts/install-deps.sh --tests clang-14 libomp-14-dev libclang-rt-14-dev
   local flags="-fsanitize=thread -fno-omit-frame-pointer -fno-pie"
   [[ $phase == test ]] || configure build-tsan -DCMAKE_CXX_FLAGS="$flags" \
+    -DRELSIM_TEST_SKIP="notebooks;harnesses;wallclock;browser;package;mpi;e2e" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread -no-pie" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread"
   # The mpi label is left out: Open MPI (uninstrumented) runs its own
   # progress threads in each rank, which TSan cannot follow; the ranks
   # themselves are processes and share no memory.
   local args=("$@")
-  ((${#args[@]})) || args=(-LE '^(notebooks|harnesses|wallclock|browser|package|mpi)$')
   # OMP_NUM_THREADS=4 on two cores so OpenMP regions really run threads
   # side by side (tests that set their own thread count keep it).
   # ignore_noninstrumented_modules: libomp's own bookkeeping (its locks,
