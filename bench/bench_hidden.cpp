@@ -9,13 +9,26 @@
 //                                      forward-backward pass on all 10^6 records at every E-step.
 //
 // Times in seconds; items are records. Counters: EM iterations of the kept run, log-likelihood.
+//
+//   BM_ForwardBackward/threads:T       one E-step (the forward-backward pass over every record)
+//                                      on the 10^6 distinct records above; items are records, so
+//                                      its time per item is the cost of a record. `x_baseline`:
+//                                      its records per second over BM_EStepBaseline's, one thread,
+//                                      the same records, in the same run.
+//   BM_EStepBaseline                   the pass as the textbook writes it (Rabiner 1989, V.A):
+//                                      Eigen row vectors, alpha divided by its sum at every
+//                                      request, the log of every scale factor.
 #include <benchmark/benchmark.h>
+#include <omp.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
 
 #include "relsim/core/model.hpp"
+#include "relsim/fit/baum_welch.hpp"
 #include "relsim/fit/hidden.hpp"
 
 namespace {
@@ -71,6 +84,89 @@ BENCHMARK(BM_Hidden)
     ->Iterations(1)
     ->Unit(benchmark::kSecond)
     ->UseRealTime();
+
+const Tasks& long_tasks() {
+  static const Tasks tasks = sample(1'000, 1'000);
+  return tasks;
+}
+
+struct Truth {
+  Eigen::MatrixXd step = Eigen::MatrixXd(3, 3);
+  Eigen::VectorXd bad = Eigen::Vector3d(0.01, 0.3, 0.95);
+  Truth() { step << 0.95, 0.04, 0.01, 0.10, 0.85, 0.05, 0.05, 0.15, 0.80; }
+};
+
+// The textbook E-step on every task: expected transition counts and the log-likelihood.
+double textbook_e_step(const Tasks& tasks, const Truth& truth, Eigen::MatrixXd& transitions) {
+  const Eigen::Index k = truth.step.rows();
+  const Eigen::RowVectorXd pi = relsim::long_run_distribution(truth.step, Eigen::RowVectorXd::Constant(k, 1.0 / k));
+  Eigen::VectorXd emit[2] = {Eigen::VectorXd::Ones(k) - truth.bad, truth.bad};
+  transitions.setZero(k, k);
+  double log_likelihood = 0.0;
+  std::vector<Eigen::RowVectorXd> alpha;
+  std::vector<double> scale;
+  for (const auto& seq : tasks) {
+    const std::size_t n = seq.size();
+    alpha.resize(n);
+    scale.resize(n);
+    for (std::size_t t = 0; t < n; ++t) {
+      const Eigen::RowVectorXd before = t == 0 ? pi : Eigen::RowVectorXd(alpha[t - 1] * truth.step);
+      alpha[t] = before.cwiseProduct(emit[seq[t]].transpose());
+      scale[t] = alpha[t].sum();
+      alpha[t] /= scale[t];
+      log_likelihood += std::log(scale[t]);
+    }
+    Eigen::VectorXd beta = Eigen::VectorXd::Ones(k);
+    for (std::size_t t = n - 1; t-- > 0;) {
+      const Eigen::VectorXd v = beta.cwiseProduct(emit[seq[t + 1]]) / scale[t + 1];
+      transitions += (alpha[t].transpose() * v.transpose()).cwiseProduct(truth.step);
+      beta = truth.step * v;
+    }
+  }
+  return log_likelihood;
+}
+
+double g_baseline_rate = 0.0;  // records per second, wall clock
+
+void BM_EStepBaseline(benchmark::State& state) {
+  const Tasks& tasks = long_tasks();
+  const Truth truth;
+  Eigen::MatrixXd transitions;
+  double seconds = 0.0, log_likelihood = 0.0;
+  std::int64_t records = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    log_likelihood = textbook_e_step(tasks, truth, transitions);
+    benchmark::DoNotOptimize(transitions.data());
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    records += 1'000'000;
+  }
+  g_baseline_rate = double(records) / seconds;
+  state.SetItemsProcessed(records);
+  state.counters["log_likelihood"] = log_likelihood;
+}
+BENCHMARK(BM_EStepBaseline)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+
+// range(0): threads. Baum-Welch with no iteration is one E-step from the given parameters.
+void BM_ForwardBackward(benchmark::State& state) {
+  const relsim::fit::Sequences data = relsim::fit::distinct_sequences(long_tasks());
+  const Truth truth;
+  omp_set_num_threads(static_cast<int>(state.range(0)));
+  double seconds = 0.0;
+  std::int64_t records = 0;
+  relsim::fit::HiddenFit fit;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    fit = relsim::fit::baum_welch(data, truth.step, truth.bad, 0, 0.0);
+    benchmark::DoNotOptimize(fit.log_likelihood);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    records += data.records;
+  }
+  state.SetItemsProcessed(records);
+  state.counters["log_likelihood"] = fit.log_likelihood;
+  if (g_baseline_rate > 0.0) state.counters["x_baseline"] = double(records) / seconds / g_baseline_rate;
+}
+BENCHMARK(BM_ForwardBackward)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
 }  // namespace
 

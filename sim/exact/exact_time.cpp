@@ -11,6 +11,7 @@
 #include "relsim/exact/exact.hpp"
 #include "exact/call_matrices.hpp"
 #include "exact/exact_internal.hpp"
+#include "exact/seconds_distribution.hpp"
 
 namespace relsim {
 namespace {
@@ -65,59 +66,6 @@ class TimeSteps {
   std::vector<std::array<std::optional<exact_detail::RetryStep>, 2 * kFaultKinds>> table_;
 };
 
-// Mass per (outcome, microseconds), accumulated over the calls of a task.
-using TimeTally = std::map<std::pair<int, std::int64_t>, double>;
-
-void add_bins(const TimeTally& ended, ExactResult& out) {
-  // Sorted by seconds, then by outcome in the Outcome enum's order.
-  std::map<std::pair<std::int64_t, int>, double> sorted;
-  for (const auto& [key, mass] : ended)
-    if (mass > 0.0) sorted[{key.second, key.first}] += mass;
-  for (const auto& [key, mass] : sorted)
-    out.seconds.push_back({static_cast<double>(key.first) * 1e-6, static_cast<Outcome>(key.second), mass});
-}
-
-// The wall time per task, call by call: the forward vectors split by the
-// time so far, in microseconds. Ends trimmed below options.prune_below; the
-// whole given up past options.max_distribution_work.
-void seconds_distribution(const CallMatrices& c, const Eigen::RowVectorXd& start, const Policy& policy,
-                          double think, const ExactOptions& options, ExactResult& out) {
-  const Eigen::Index k = start.size();
-  const std::int64_t think_micros = to_micros(think);
-  std::map<std::int64_t, Eigen::RowVectorXd> cur{{0, start / start.sum()}};
-  TimeTally ended;
-  double work = 0.0;
-  const double per_entry = static_cast<double>((c.succeed_by_micros.size() * static_cast<std::size_t>(k) +
-                                                c.end_by_micros.size()) * static_cast<std::size_t>(k));
-  for (std::int64_t j = 0; j < policy.n && !cur.empty(); ++j) {
-    work += static_cast<double>(cur.size()) * per_entry;
-    if (work > options.max_distribution_work) return;
-    const std::int64_t gap = j + 1 < policy.n ? think_micros : 0;
-    std::map<std::int64_t, Eigen::RowVectorXd> next;
-    for (const auto& [t, v] : cur) {
-      for (const auto& [key, col] : c.end_by_micros) ended[{key.first, t + key.second}] += v.dot(col);
-      for (const auto& [dt, s] : c.succeed_by_micros) {
-        auto [it, fresh] = next.try_emplace(t + dt + gap, Eigen::RowVectorXd::Zero(k));
-        it->second += v * s;
-      }
-    }
-    for (auto it = next.begin(); it != next.end();) {
-      const double mass = it->second.sum();
-      if (mass < options.prune_below) {
-        out.pruned_mass += mass;
-        it = next.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    cur.swap(next);
-  }
-  for (const auto& [t, v] : cur) ended[{static_cast<int>(Outcome::done), t}] += v.sum();
-  add_bins(ended, out);
-  out.seconds_complete = true;
-  out.seconds_quantiles = seconds_quantiles(out.seconds);
-}
-
 }  // namespace
 
 ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactOptions& options) {
@@ -142,7 +90,7 @@ ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactO
                                        : exact_detail::continuous_start_of(c, time.chain.initial, policy.n);
   ExactResult out = exact_detail::result_from(c, start, policy, options, time.think_seconds);
   out.timed = true;
-  if (clock.track_times) seconds_distribution(c, start, policy, time.think_seconds, options, out);
+  if (clock.track_times) exact_detail::seconds_distribution(c, start, policy, time.think_seconds, options, out);
   return out;
 }
 

@@ -16,6 +16,7 @@ constexpr std::int64_t kBlockRecords = 8192;
 // Below this many blocks one thread does the E-step: waking a team costs more than it saves on a
 // few thousand records (and a lot more on a loaded machine, where a team waits for its cores).
 constexpr std::ptrdiff_t kParallelBlocks = 4;
+constexpr double kLn2 = 0.69314718055994530942;
 
 // The parameters laid out for the inner loops: for an outcome o (0 good, 1 bad),
 // move[o][i*k + j] = step(i, j) P(o | j) and first[o][j] = initial(j) P(o | j).
@@ -66,24 +67,40 @@ struct Sums {
 // inner loops unroll (2 to 4 states, what logs support, run about twice as fast), K = 0 reads it
 // from the parameters.
 
-// Scaled forward pass: alpha_t normalised to sum 1, scale[t] = c_t its normaliser, so that
-// log P(sequence) = sum_t log c_t. Returns false when the sequence is impossible.
+// Below this sum the forward vector is scaled up. Scaling by a power of two is exact, and done
+// only this rarely it is off the recursion's critical path: the division by the sum at every
+// request (Rabiner's scaling) was a third of the pass's latency. A single request, however
+// unlikely, leaves a sum above 2^-256 at least 2^-1022 / 2^-256 times as likely: no underflow.
+constexpr double kScaleUpBelow = 0x1p-256;
+
+// What the forward pass leaves for the backward pass and the likelihood: alpha_t scaled by
+// 2^-(exponent so far), scale[t] the power of two it was scaled by at t (1 at most requests), so
+// P(sequence) = 2^exponent * last, last the sum of the final alpha.
+struct Forward {
+  bool possible = true;
+  std::int64_t exponent = 0;
+  double last = 1.0;
+};
+
+// Forward pass with alpha scaled by powers of two only where its sum falls below kScaleUpBelow.
 template <int K>
-bool forward(const std::vector<std::uint8_t>& seq, const Emitting& e, std::vector<double>& alpha,
-             std::vector<double>& scale) {
+Forward forward(const std::vector<std::uint8_t>& seq, const Emitting& e, std::vector<double>& alpha,
+                std::vector<double>& scale) {
   const int k = K > 0 ? K : e.k;
   const std::size_t n = seq.size();
   alpha.resize(n * k);
   scale.resize(n);
+  Forward out;
   for (std::size_t t = 0; t < n; ++t) {
     double* cur = alpha.data() + t * k;
     if (t == 0) {
       for (int j = 0; j < k; ++j) cur[j] = e.first[seq[0]][j];
     } else {
+      // Started from the first product, not from 0: one addition less on the critical path.
       const double* prev = cur - k;
       const double* move = e.move[seq[t]].data();
-      for (int j = 0; j < k; ++j) cur[j] = 0.0;
-      for (int i = 0; i < k; ++i) {
+      for (int j = 0; j < k; ++j) cur[j] = prev[0] * move[j];
+      for (int i = 1; i < k; ++i) {
         const double a = prev[i];
         const double* row = move + std::size_t(i) * k;
         for (int j = 0; j < k; ++j) cur[j] += a * row[j];
@@ -91,30 +108,40 @@ bool forward(const std::vector<std::uint8_t>& seq, const Emitting& e, std::vecto
     }
     double c = 0.0;
     for (int j = 0; j < k; ++j) c += cur[j];
-    if (!(c > 0.0) || !std::isfinite(c)) return false;
-    const double inv = 1.0 / c;
-    for (int j = 0; j < k; ++j) cur[j] *= inv;
-    scale[t] = c;
+    scale[t] = 1.0;
+    if (c < kScaleUpBelow || !std::isfinite(c)) {
+      if (!(c > 0.0) || !std::isfinite(c)) {
+        out.possible = false;
+        return out;
+      }
+      int exponent = 0;
+      std::frexp(c, &exponent);
+      scale[t] = std::ldexp(1.0, -exponent);
+      out.exponent += exponent;
+      for (int j = 0; j < k; ++j) cur[j] *= scale[t];
+    }
+    if (t + 1 == n) out.last = c * scale[t];
   }
-  return true;
+  return out;
 }
 
-// Backward pass with beta_t scaled by the same c's, so alpha_t(i) beta_t(i) is the posterior of
-// state i at request t; adds `weight` copies of the sequence's sums.
+// Backward pass with beta_t scaled by the same powers of two, so alpha_t(i) beta_t(i) / last is
+// the posterior of state i at request t; adds `weight` copies of the sequence's sums.
 template <int K>
 void backward(const std::vector<std::uint8_t>& seq, double weight, const Emitting& e, const std::vector<double>& alpha,
-              const std::vector<double>& scale, std::vector<double>& beta, Sums& sums) {
+              const std::vector<double>& scale, double last_sum, std::vector<double>& beta, Sums& sums) {
   const int k = K > 0 ? K : e.k;
   const std::size_t n = seq.size();
+  weight /= last_sum;
   beta.assign(std::size_t(2) * k, 1.0);
-  double* next = beta.data();  // beta_{t+1}, then turned into v = beta_{t+1} / c_{t+1}
+  double* next = beta.data();  // beta_{t+1}, then turned into v = beta_{t+1} scale[t + 1]
   double* cur = beta.data() + k;
   const double* last = alpha.data() + (n - 1) * k;
   for (int i = 0; i < k; ++i) sums.state[seq[n - 1]][i] += weight * last[i];
   for (std::size_t t = n - 1; t-- > 0;) {
     const std::uint8_t o = seq[t + 1];
-    const double inv = 1.0 / scale[t + 1];
-    for (int j = 0; j < k; ++j) next[j] *= inv;
+    if (scale[t + 1] != 1.0)
+      for (int j = 0; j < k; ++j) next[j] *= scale[t + 1];
     const double* a = alpha.data() + t * k;
     const double* move = e.move[o].data();
     double* pair = sums.pair[o].data();
@@ -123,8 +150,9 @@ void backward(const std::vector<std::uint8_t>& seq, double weight, const Emittin
       const double wa = weight * a[i];
       const double* row = move + std::size_t(i) * k;
       double* prow = pair + std::size_t(i) * k;
-      double b = 0.0;
-      for (int j = 0; j < k; ++j) {
+      double b = row[0] * next[0];
+      prow[0] += wa * next[0];
+      for (int j = 1; j < k; ++j) {
         prow[j] += wa * next[j];
         b += row[j] * next[j];
       }
@@ -151,26 +179,6 @@ std::vector<std::size_t> block_starts(const Sequences& data) {
   return starts;
 }
 
-// sum_t log c_t with one log per few hundred requests instead of one each (the log was a fifth of
-// the E-step): the c_t are multiplied into a running product that is folded into the sum before
-// it can underflow; a c_t below 1e-100 (a nearly impossible request) goes to the sum directly,
-// so the product stays above 1e-300.
-double log_of_product(const std::vector<double>& scale) {
-  double sum = 0.0, product = 1.0;
-  for (double c : scale) {
-    if (c < 1e-100) {
-      sum += std::log(c);
-      continue;
-    }
-    product *= c;
-    if (product < 1e-200) {
-      sum += std::log(product);
-      product = 1.0;
-    }
-  }
-  return sum + std::log(product);
-}
-
 // Sums each block on its own (OpenMP over blocks), the block's tasks in order; marks blocks that
 // hold an impossible task.
 template <int K>
@@ -185,12 +193,13 @@ void sum_blocks(const Sequences& data, const Emitting& e, const std::vector<std:
       Sums& sums = block_sums[std::size_t(b)];
       for (std::size_t s = starts[std::size_t(b)]; s < starts[std::size_t(b) + 1]; ++s) {
         const std::vector<std::uint8_t>& seq = data.distinct[s];
-        if (!forward<K>(seq, e, alpha, scale)) {
+        const Forward f = forward<K>(seq, e, alpha, scale);
+        if (!f.possible) {
           impossible[std::size_t(b)] = 1;
           break;
         }
-        sums.log_likelihood += data.count[s] * log_of_product(scale);
-        backward<K>(seq, data.count[s], e, alpha, scale, beta, sums);
+        sums.log_likelihood += data.count[s] * (double(f.exponent) * kLn2 + std::log(f.last));
+        backward<K>(seq, data.count[s], e, alpha, scale, f.last, beta, sums);
       }
     }
   }

@@ -1,7 +1,8 @@
 #pragma once
 // The E-step of Baum-Welch (fit/baum_welch.hpp): the expected transition, occupancy and bad
 // counts of every hidden state given the sequences, by the scaled forward-backward recursions
-// (Rabiner 1989, section V.A), and the log-likelihood as the sum of the log scale factors.
+// (Rabiner 1989, section V.A; scaled by powers of two, and only where the forward vector's sum
+// would otherwise head for underflow), and the log-likelihood from the scale factors' exponents.
 #include <Eigen/Dense>
 
 #include "relsim/fit/baum_welch.hpp"

@@ -18,6 +18,7 @@
 #include "relsim/fit/counts.hpp"
 #include "relsim/fit/estimate.hpp"
 #include "relsim/fit/likelihood.hpp"
+#include "support/sanitized.hpp"
 
 namespace {
 
@@ -141,15 +142,10 @@ std::vector<Outcomes> draw_calls(std::mt19937_64& rng, double p, double q, int s
 
 // The coverage count needs its 100 replicates: about 5 s in Release, over
 // three minutes under ASan + UBSan (half of that run's wall time on two
-// cores). The ASan run checks the same code's memory on the first four (the
-// same draws: the seed is fixed) and leaves the count to the Release run.
-#ifdef RELSIM_ASAN_LIBRARY
-constexpr int kCoverageReplicates = 4;
-constexpr bool kCountCoverage = false;
-#else
-constexpr int kCoverageReplicates = 100;
-constexpr bool kCountCoverage = true;
-#endif
+// cores). A sanitizer run checks the same code on the first four (the same
+// draws: the seed is fixed) and leaves the count to the Release run.
+constexpr int kCoverageReplicates = relsim::test::kSanitized ? 4 : 100;
+constexpr bool kCountCoverage = !relsim::test::kSanitized;
 
 TEST(FitCallLikelihood, IntervalsCoverTheTruth) {
   constexpr double p = 0.3, q = 0.8;

@@ -13,6 +13,7 @@
 
 #include "relsim/fit/seconds.hpp"
 #include "support/ctmc_log.hpp"
+#include "support/sanitized.hpp"
 
 namespace relsim::fit {
 namespace {
@@ -150,9 +151,11 @@ TEST(FitSeconds, EstimateAndIntervalsMatchABruteForceGrid) {
 // Coverage of both 95% intervals on 60 logs of 300 tasks x 10 requests;
 // with 60 replicates the binomial allowance around 0.95 is +- 0.055, and
 // the bound here is looser still, so the test fails only for a real fault.
+// Under a sanitizer six replicates take the same code paths, and the
+// coverage counts are left to the Release run (support/sanitized.hpp).
 TEST(FitSeconds, IntervalsCoverTheTruth) {
   int good = 0, bad = 0, checks_rejected = 0;
-  const int replicates = 60;
+  const int replicates = relsim::test::kSanitized ? 6 : 60;
   for (int k = 0; k < replicates; ++k) {
     const SecondsFit f = fit_seconds(draw(300, 60, 300, 10, 5, 40, 100 + k));
     ASSERT_TRUE(f.identified);
@@ -160,6 +163,7 @@ TEST(FitSeconds, IntervalsCoverTheTruth) {
     bad += f.t_bad_ci.low <= 60 && 60 <= f.t_bad_ci.high;
     checks_rejected += f.check.p_value < 0.05;
   }
+  if (relsim::test::kSanitized) return;
   EXPECT_GE(good, 51);
   EXPECT_GE(bad, 51);
   EXPECT_LE(checks_rejected, 9);  // the check's false alarms near its 5% level
