@@ -86,9 +86,12 @@ struct Walk {
   Vec attempts, bad_attempts, seconds;
   Mat fail_exit, advance_seconds;
   CallMatrices& c;
+  WalkMemo::Impl* memo = nullptr;  // the reactions, replayed (replay) or recorded
+  bool replay = false;
+  std::size_t replayed = 0;
 
   Walk(const Eigen::VectorXd& bad, const Policy& p, const Steps& s, const Clock* cl, const FaultWeights& kinds,
-       CallMatrices& out)
+       CallMatrices& out, WalkMemo* walk_memo)
       : policy(p), steps(s), clock(cl), k(bad.size()), c(out) {
     d_bad = Mat(bad.asDiagonal());
     d_good = Mat(Eigen::VectorXd(Eigen::VectorXd::Ones(k) - bad).asDiagonal());
@@ -106,6 +109,30 @@ struct Walk {
     const double total = kinds.total();
     RELSIM_ASSERT(total > 0.0);
     for (int kind = 0; kind < kFaultKinds; ++kind) weight.push_back(kinds.weight[static_cast<std::size_t>(kind)] / total);
+    if (walk_memo) use_memo(walk_memo->impl());
+  }
+
+  // Replays the memo's reactions when it was recorded for this policy and
+  // these kinds; else starts it over for them.
+  void use_memo(WalkMemo::Impl& m) {
+    std::array<bool, kFaultKinds> weighted{};
+    for (int kind = 0; kind < kFaultKinds; ++kind) weighted[static_cast<std::size_t>(kind)] = weight[static_cast<std::size_t>(kind)] > 0.0;
+    memo = &m;
+    replay = m.valid && m.kind == policy.kind && m.r == policy.r && m.s == policy.s && m.B == policy.B &&
+             m.weighted == weighted;
+    if (replay) return;
+    m = WalkMemo::Impl{true, policy.kind, policy.r, policy.s, policy.B, weighted, std::move(m.reactions)};
+    m.reactions.clear();
+  }
+
+  Reaction reaction(const CallState& state, FaultKind kind) {
+    if (replay) {
+      RELSIM_ASSERT(replayed < memo->reactions.size());
+      return memo->reactions[replayed++];
+    }
+    const Reaction re = react(policy, state, kind);
+    if (memo) memo->reactions.push_back(re);
+    return re;
   }
 
   const Step& step_of(const Eigen::MatrixXd& m) {
@@ -144,7 +171,7 @@ struct Walk {
 
   void visit_fault(const CallState& state, const Node& node, const Bad& bad, FaultKind kind, double w, Layer& next) {
     const int used = state.used;
-    const Reaction re = react(policy, state, kind);
+    const Reaction re = reaction(state, kind);
     RELSIM_ASSERT(!re.call_done);
     const double duration = clock ? clock->duration(kind) : 0.0;
     if (clock) seconds += (w * duration) * bad.mass;
@@ -205,6 +232,7 @@ struct Walk {
       std::swap(layer, next);
     }
     RELSIM_ASSERT(layer.count == 0);  // every call ends within `most` requests
+    RELSIM_ASSERT(!replay || replayed == memo->reactions.size());  // the same walk
     c.most = static_cast<int>(c.succeed_at.size());
     for (const auto& m : c.succeed_at)
       for (Eigen::Index i = 0; i < k; ++i)
@@ -246,11 +274,18 @@ Steps discrete_steps(const Chain& chain) {
 }
 
 CallMatrices call_matrices(const Eigen::VectorXd& bad, const Policy& policy, const FaultWeights& kinds,
-                           const Steps& steps, const Clock* clock) {
+                           const Steps& steps, const Clock* clock, WalkMemo* memo) {
   CallMatrices c;
-  if (bad.size() == 2) Walk<Eigen::Matrix2d>(bad, policy, steps, clock, kinds, c).run();
-  else Walk<Eigen::MatrixXd>(bad, policy, steps, clock, kinds, c).run();
+  if (bad.size() == 2) Walk<Eigen::Matrix2d>(bad, policy, steps, clock, kinds, c, memo).run();
+  else Walk<Eigen::MatrixXd>(bad, policy, steps, clock, kinds, c, memo).run();
   return c;
 }
 
 }  // namespace relsim::exact_detail
+
+namespace relsim {
+
+WalkMemo::WalkMemo() : impl_(std::make_unique<Impl>()) {}
+WalkMemo::~WalkMemo() = default;
+
+}  // namespace relsim

@@ -13,6 +13,7 @@
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
+#include "relsim/exact/exact.hpp"
 
 namespace relsim::exact_detail {
 
@@ -91,8 +92,23 @@ struct CallMatrices {
   Eigen::VectorXi most_on_failure;
 };
 
-// `bad`: P(request bad | hidden state).
+// `bad`: P(request bad | hidden state). `memo`: reactions to replay, or to
+// record for the next walk (ExactOptions::walk_memo).
 CallMatrices call_matrices(const Eigen::VectorXd& bad, const Policy& policy, const FaultWeights& kinds,
-                           const Steps& steps, const Clock* clock = nullptr);
+                           const Steps& steps, const Clock* clock = nullptr, WalkMemo* memo = nullptr);
 
 }  // namespace relsim::exact_detail
+
+namespace relsim {
+
+// What a walk is keyed by (react reads the policy's kind, r, s and B alone;
+// the walk visits the kinds with weight) and the reactions it asked for.
+struct WalkMemo::Impl {
+  bool valid = false;
+  PolicyKind kind = PolicyKind::simple;
+  int r = 0, s = 0, B = 0;
+  std::array<bool, kFaultKinds> weighted{};
+  std::vector<Reaction> reactions;
+};
+
+}  // namespace relsim

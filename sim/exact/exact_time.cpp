@@ -84,7 +84,8 @@ ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactO
   clock.seconds[kFaultKinds] = time.seconds_of(std::nullopt);
   clock.track_times = options.distribution && time.fixed_waits();
   clock.track_done = options.done_seconds;
-  const CallMatrices c = exact_detail::call_matrices(time.chain.bad, policy, options.kinds, steps, &clock);
+  const CallMatrices c =
+      exact_detail::call_matrices(time.chain.bad, policy, options.kinds, steps, &clock, options.walk_memo);
   const Eigen::RowVectorXd start = time.scope == ChainScope::fresh
                                        ? time.chain.initial
                                        : exact_detail::continuous_start_of(c, time.chain.initial, policy.n);

@@ -48,10 +48,18 @@ std::optional<double> certified_quantile(const std::vector<SecondsBin>& bins, do
   return std::nullopt;
 }
 
+// The schedules of one policy come one after another (tune_schedules), and
+// each thread walks a policy's call states once for all its backoffs.
+WalkMemo& thread_memo() {
+  thread_local WalkMemo memo;
+  return memo;
+}
+
 // Fixed waits: p99 of the exact wall-time distribution, pruned as far as
 // the quantile allows, or in full; nothing when it is over the work cap.
 std::optional<double> exact_p99(const TimeModel& time, const Policy& policy, const TuneConfig& config) {
   ExactOptions options;
+  options.walk_memo = &thread_memo();
   options.kinds = config.kinds;
   options.max_distribution_work = config.p99_work;
   options.done_seconds = false;
@@ -278,6 +286,7 @@ TunePoint evaluate_schedule(const TuneConfig& config, const TuneSchedule& schedu
   options.kinds = config.kinds;
   options.distribution = false;
   options.done_seconds = p99;  // for the front and the anchors, not the whole search
+  options.walk_memo = &thread_memo();
   const ExactResult r = exact_time(time, schedule.policy, options);
   TunePoint p;
   p.schedule = schedule;

@@ -4,6 +4,7 @@
 // enumeration (simple policy).
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,6 +90,23 @@ struct ExactResult {
   double fault_share() const;
 };
 
+// The reactions of `react` one walk over a call's states asked for, kept for
+// the next walk with the same policy and the same kinds, which asks for the
+// same ones in the same order whatever its step matrices (relsim tune: every
+// backoff of a policy). Not shared between threads: one per thread.
+class WalkMemo {
+ public:
+  WalkMemo();
+  ~WalkMemo();
+  WalkMemo(const WalkMemo&) = delete;
+  WalkMemo& operator=(const WalkMemo&) = delete;
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 struct ExactOptions {
   // Kinds a bad request takes (they decide the layered policies' moves and
   // name the outcomes). The simple policy's success does not depend on them.
@@ -106,6 +124,9 @@ struct ExactOptions {
   // Time mode: also the mean wall time of the tasks that end done
   // (ExactResult::mean_seconds_done); `relsim tune` leaves it out of its search.
   bool done_seconds = true;
+  // When given, the walk replays the reactions it holds for this policy and
+  // kinds, or records them for the next call (the answer is the same).
+  WalkMemo* walk_memo = nullptr;
 };
 
 // The engine: dynamic programming over (hidden state, call, call state) with
