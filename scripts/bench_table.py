@@ -56,6 +56,12 @@ RATIOS = {
     },
 }
 
+# What a benchmark's arguments mean, where the name alone does not say.
+NOTES = [
+    "`kernel:K` in `BM_Simulate`: 0 the automatic choice, 1 scalar, 2 AVX2, 3 AVX-512 (`relsim simulate --kernel`).",
+    "`BM_ForwardBackward`'s time is one E-step over 10^6 records: per record, divide by 10^6.",
+]
+
 LEVEL_FLAGS = {
     "x86-64-v4": {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"},
     "x86-64-v3": {"avx2", "fma", "bmi1", "bmi2", "movbe", "f16c", "abm"},  # abm: LZCNT in /proc/cpuinfo
@@ -184,6 +190,7 @@ def doc(paths):
                 f"{r['real_time']:.4g} {r['time_unit']} |"
             )
         out.append("")
+    out += ["Reading the names:", ""] + [f"- {n}" for n in NOTES] + [""]
     sys.stdout.write("\n".join(out))
 
 
