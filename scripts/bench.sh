@@ -22,7 +22,7 @@ programs=()
 for arg in "$@"; do
   case $arg in
     --doc) doc_only=1 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     bench_*) programs+=("$arg") ;;
     *) echo "bench.sh: unknown argument '$arg' (a program such as bench_simulate, --doc or --help)" >&2; exit 2 ;;
   esac
@@ -30,9 +30,16 @@ done
 
 mkdir -p data/bench
 regenerate() {
-  local tmp
+  local tmp files
+  shopt -s nullglob
+  files=(data/bench/*.jsonl)
+  shopt -u nullglob
+  if ((${#files[@]} == 0)); then
+    echo "bench.sh: no data/bench/*.jsonl yet: run scripts/bench.sh first" >&2
+    exit 1
+  fi
   tmp=$(mktemp docs/performance.md.XXXXXX)
-  python3 scripts/bench_table.py doc data/bench/*.jsonl >"$tmp"
+  python3 scripts/bench_table.py doc "${files[@]}" >"$tmp" || { rm -f "$tmp"; exit 1; }
   mv "$tmp" docs/performance.md
   echo "bench.sh: docs/performance.md regenerated" >&2
 }

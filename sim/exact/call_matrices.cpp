@@ -121,7 +121,9 @@ struct Walk {
     replay = m.valid && m.kind == policy.kind && m.r == policy.r && m.s == policy.s && m.B == policy.B &&
              m.weighted == weighted;
     if (replay) return;
-    m = WalkMemo::Impl{true, policy.kind, policy.r, policy.s, policy.B, weighted, std::move(m.reactions)};
+    // Valid once the walk has run to its end (run()): one cut short by an
+    // exception leaves nothing to replay.
+    m = WalkMemo::Impl{false, policy.kind, policy.r, policy.s, policy.B, weighted, std::move(m.reactions)};
     m.reactions.clear();
   }
 
@@ -233,6 +235,7 @@ struct Walk {
     }
     RELSIM_ASSERT(layer.count == 0);  // every call ends within `most` requests
     RELSIM_ASSERT(!replay || replayed == memo->reactions.size());  // the same walk
+    if (memo) memo->valid = true;
     c.most = static_cast<int>(c.succeed_at.size());
     for (const auto& m : c.succeed_at)
       for (Eigen::Index i = 0; i < k; ++i)

@@ -20,14 +20,21 @@ namespace relsim::exact_detail {
 namespace {
 
 // Sums of k terms in the order Eigen's own kernels add them in this build
-// (SSE2, two doubles a packet): two lanes over pairs of terms, the lanes
-// added, then an odd last term. Eigen's row vector times a matrix (its
-// row-major matrix-vector kernel) and its dot products and sums (its
-// vectorised reduction) both add up to seven terms in this order, so these
-// bins hold the bits the map of vectors they replaced held (the goldens of
-// exact in seconds are byte-identical). Past seven terms the reduction
-// pairs its lanes differently, and Eigen does the arithmetic itself.
+// (SSE2, two doubles a packet, no fused multiply-add): two lanes over pairs
+// of terms, the lanes added, then an odd last term. Eigen's row vector times
+// a matrix (its row-major matrix-vector kernel) and its dot products and
+// sums (its vectorised reduction) both add up to seven terms in this order,
+// so these bins hold the bits the map of vectors they replaced held (the
+// goldens of exact in seconds are byte-identical). Past seven terms the
+// reduction pairs its lanes differently, and Eigen does the arithmetic
+// itself; so it does for every k in a build whose Eigen has wider packets,
+// fused multiply-adds or no vectorisation (-march=native, say), whose order
+// the two lanes would not be.
+#if defined(EIGEN_VECTORIZE_SSE2) && !defined(EIGEN_VECTORIZE_AVX) && !defined(__FMA__)
 constexpr Eigen::Index kLaneTerms = 7;
+#else
+constexpr Eigen::Index kLaneTerms = 0;
+#endif
 
 // K > 0 fixes the number of hidden states at compile time, so the sums
 // unroll (two states, the common case, ran about three times as fast); K = 0
@@ -54,7 +61,7 @@ using ConstRowMap = Eigen::Map<const Eigen::RowVectorXd>;
 template <int K>
 void add_product(double* dst, const double* v, const Eigen::MatrixXd& s) {
   const Eigen::Index k = K > 0 ? K : s.rows();
-  if (K == 0 && k > kLaneTerms) {
+  if (k > kLaneTerms) {
     RowMap(dst, k) += ConstRowMap(v, k) * s;
     return;
   }
@@ -66,7 +73,7 @@ void add_product(double* dst, const double* v, const Eigen::MatrixXd& s) {
 template <int K>
 double dot(const double* v, const Eigen::VectorXd& col) {
   const Eigen::Index k = K > 0 ? K : col.size();
-  if (K == 0 && k > kLaneTerms) return ConstRowMap(v, k).dot(col);
+  if (k > kLaneTerms) return ConstRowMap(v, k).dot(col);
   const double* c = col.data();
   return lane_sum<K>(k, [&](Eigen::Index i) { return v[i] * c[i]; });
 }
@@ -78,17 +85,18 @@ double sum(const double* v, Eigen::Index k) {
 
 // Values by bin, `width` of them a bin, padded to an even count so that each
 // bin starts 16 bytes aligned (as an Eigen vector's data does). Dense over
-// bins [0, bins) when that holds at most kDenseValues values; else a bin's
-// place is found in a hash map, for a step so fine (a duration of
+// bins [0, bins) when asked and that holds at most kDenseValues values; else
+// a bin's place is found in a hash map, for a step so fine (a duration of
 // 0.123457 s) that the bins reached are a sparse few of all of them.
 class Bins {
  public:
   static constexpr std::int64_t kDenseValues = std::int64_t{1} << 21;  // 16 MiB
 
-  // Dense storage comes from calloc: a large block is mapped zero pages,
-  // and only the pages the walk reaches are ever touched.
-  Bins(Eigen::Index width, std::int64_t bins)
-      : width_(width), stride_((width + 1) / 2 * 2), dense_(bins <= kDenseValues / stride_) {
+  // Dense storage comes from calloc: a block glibc maps afresh is zero pages
+  // that are touched only where the walk reaches (one it serves from its
+  // heap, below its mmap threshold, is cleared whole).
+  Bins(Eigen::Index width, std::int64_t bins, bool dense)
+      : width_(width), stride_((width + 1) / 2 * 2), dense_(dense && bins <= kDenseValues / stride_) {
     if (dense_) {
       dense_values_.reset(static_cast<double*>(std::calloc(static_cast<std::size_t>(bins * stride_), sizeof(double))));
       present_.reset(static_cast<char*>(std::calloc(static_cast<std::size_t>(bins), 1)));
@@ -159,7 +167,7 @@ class Bins {
   }
 
   [[gnu::noinline]] double* add_sparse(std::int64_t bin) {
-    const auto [it, fresh] = place_.try_emplace(bin, static_cast<std::int64_t>(place_.size()));
+    const auto [it, fresh] = place_.try_emplace(bin, static_cast<std::int64_t>(values_.size()) / stride_);
     if (fresh) {
       bins_.push_back(bin);
       values_.resize(values_.size() + static_cast<std::size_t>(stride_), 0.0);
@@ -194,6 +202,7 @@ struct BinnedCall {
   std::vector<End> ends;
   std::vector<int> outcomes;  // the outcomes of the tally in Outcome order, done among them
   std::int64_t horizon = 1;   // bins every time of a task is below
+  bool dense = true;          // whether bins over the whole horizon are worth their memory
 };
 
 BinnedCall binned(const CallMatrices& c, std::int64_t n, std::int64_t think_micros) {
@@ -221,6 +230,11 @@ BinnedCall binned(const CallMatrices& c, std::int64_t n, std::int64_t think_micr
   // Past 2^62 bins (never dense) the count is only an upper bound.
   const double horizon = static_cast<double>(n) * static_cast<double>(longest + b.think) + 1.0;
   b.horizon = horizon < 0x1p62 ? static_cast<std::int64_t>(horizon) : std::int64_t{1} << 62;
+  // Dense only where the walk can fill a fair share of the grid: a step of
+  // a microsecond over seconds (quadrature nodes, say) reaches a handful of
+  // the million bins, and clearing them would cost more than the walk.
+  const double reach = static_cast<double>(n) * static_cast<double>(b.succeed.size() + b.ends.size() + 1);
+  b.dense = horizon <= std::max(4096.0, 32.0 * reach);
   return b;
 }
 
@@ -252,8 +266,8 @@ void seconds_distribution(const CallMatrices& c, const Eigen::RowVectorXd& start
                           double think, const ExactOptions& options, ExactResult& out) {
   const Eigen::Index k = start.size();
   const BinnedCall b = binned(c, policy.n, to_micros(think));
-  Bins cur(k, b.horizon), next(k, b.horizon);
-  Bins ended(static_cast<Eigen::Index>(b.outcomes.size()), b.horizon);
+  Bins cur(k, b.horizon, b.dense), next(k, b.horizon, b.dense);
+  Bins ended(static_cast<Eigen::Index>(b.outcomes.size()), b.horizon, b.dense);
   RowMap(cur.add(0), k) = start / start.sum();
   double work = 0.0;
   const double per_entry = static_cast<double>((c.succeed_by_micros.size() * static_cast<std::size_t>(k) +

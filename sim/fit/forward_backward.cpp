@@ -41,7 +41,8 @@ Emitting emitting(const Eigen::MatrixXd& step, const Eigen::VectorXd& bad, const
   return e;
 }
 
-// One block's sums. pair[o][i*k + j] sums alpha_t(i) beta_{t+1}(j) / c_{t+1} over the steps whose
+// One block's sums. pair[o][i*k + j] sums alpha_t(i) beta_{t+1}(j) scale[t+1] / last (the scaled
+// vectors of the passes below) over the steps whose
 // next request has outcome o; times move[o] it is the expected number of i -> j moves.
 struct Sums {
   std::vector<double> pair[2];
@@ -69,8 +70,9 @@ struct Sums {
 
 // Below this sum the forward vector is scaled up. Scaling by a power of two is exact, and done
 // only this rarely it is off the recursion's critical path: the division by the sum at every
-// request (Rabiner's scaling) was a third of the pass's latency. A single request, however
-// unlikely, leaves a sum above 2^-256 at least 2^-1022 / 2^-256 times as likely: no underflow.
+// request (Rabiner's scaling) was a third of the pass's latency. A request so unlikely that it
+// takes the sum below the normal range has the previous vector scaled up to [1/2, 1) first
+// (scale_up), which gives it the range Rabiner's scaling had.
 constexpr double kScaleUpBelow = 0x1p-256;
 
 // What the forward pass leaves for the backward pass and the likelihood: alpha_t scaled by
@@ -81,6 +83,34 @@ struct Forward {
   std::int64_t exponent = 0;
   double last = 1.0;
 };
+
+// cur = prev * move, started from the first product, not from 0: one addition less on the
+// critical path.
+template <int K>
+void step(const double* prev, const double* move, int k_run, double* cur) {
+  const int k = K > 0 ? K : k_run;
+  for (int j = 0; j < k; ++j) cur[j] = prev[0] * move[j];
+  for (int i = 1; i < k; ++i) {
+    const double a = prev[i];
+    const double* row = move + std::size_t(i) * k;
+    for (int j = 0; j < k; ++j) cur[j] += a * row[j];
+  }
+}
+
+// Scales v (k values) by the power of two that puts its sum in [1/2, 1), multiplying `scale` by
+// it and adding its exponent to `exponent`; false when v's sum is there already (or is not > 0).
+bool scale_up(double* v, int k, double& scale, std::int64_t& exponent) {
+  double sum = 0.0;
+  for (int j = 0; j < k; ++j) sum += v[j];
+  int e = 0;
+  std::frexp(sum, &e);
+  if (!(sum > 0.0) || e >= 0) return false;
+  const double f = std::ldexp(1.0, -e);
+  for (int j = 0; j < k; ++j) v[j] *= f;
+  scale *= f;
+  exponent += e;
+  return true;
+}
 
 // Forward pass with alpha scaled by powers of two only where its sum falls below kScaleUpBelow.
 template <int K>
@@ -97,17 +127,17 @@ Forward forward(const std::vector<std::uint8_t>& seq, const Emitting& e, std::ve
       for (int j = 0; j < k; ++j) cur[j] = e.first[seq[0]][j];
     } else {
       // Started from the first product, not from 0: one addition less on the critical path.
-      const double* prev = cur - k;
-      const double* move = e.move[seq[t]].data();
-      for (int j = 0; j < k; ++j) cur[j] = prev[0] * move[j];
-      for (int i = 1; i < k; ++i) {
-        const double a = prev[i];
-        const double* row = move + std::size_t(i) * k;
-        for (int j = 0; j < k; ++j) cur[j] += a * row[j];
-      }
+      step<K>(cur - k, e.move[seq[t]].data(), k, cur);
     }
     double c = 0.0;
     for (int j = 0; j < k; ++j) c += cur[j];
+    if (t > 0 && c < std::numeric_limits<double>::min() && scale_up(cur - k, k, scale[t - 1], out.exponent)) {
+      // A request so unlikely that alpha left the normal range: the previous
+      // vector, scaled up to a sum in [1/2, 1), gives it the whole range back.
+      step<K>(cur - k, e.move[seq[t]].data(), k, cur);
+      c = 0.0;
+      for (int j = 0; j < k; ++j) c += cur[j];
+    }
     scale[t] = 1.0;
     if (c < kScaleUpBelow || !std::isfinite(c)) {
       if (!(c > 0.0) || !std::isfinite(c)) {
