@@ -97,11 +97,16 @@ void step(const double* prev, const double* move, int k_run, double* cur) {
   }
 }
 
+inline double sum_of(const double* v, int k) {
+  double sum = 0.0;
+  for (int j = 0; j < k; ++j) sum += v[j];
+  return sum;
+}
+
 // Scales v (k values) by the power of two that puts its sum in [1/2, 1), multiplying `scale` by
 // it and adding its exponent to `exponent`; false when v's sum is there already (or is not > 0).
 bool scale_up(double* v, int k, double& scale, std::int64_t& exponent) {
-  double sum = 0.0;
-  for (int j = 0; j < k; ++j) sum += v[j];
+  const double sum = sum_of(v, k);
   int e = 0;
   std::frexp(sum, &e);
   if (!(sum > 0.0) || e >= 0) return false;
@@ -126,17 +131,14 @@ Forward forward(const std::vector<std::uint8_t>& seq, const Emitting& e, std::ve
     if (t == 0) {
       for (int j = 0; j < k; ++j) cur[j] = e.first[seq[0]][j];
     } else {
-      // Started from the first product, not from 0: one addition less on the critical path.
       step<K>(cur - k, e.move[seq[t]].data(), k, cur);
     }
-    double c = 0.0;
-    for (int j = 0; j < k; ++j) c += cur[j];
+    double c = sum_of(cur, k);
     if (t > 0 && c < std::numeric_limits<double>::min() && scale_up(cur - k, k, scale[t - 1], out.exponent)) {
       // A request so unlikely that alpha left the normal range: the previous
       // vector, scaled up to a sum in [1/2, 1), gives it the whole range back.
       step<K>(cur - k, e.move[seq[t]].data(), k, cur);
-      c = 0.0;
-      for (int j = 0; j < k; ++j) c += cur[j];
+      c = sum_of(cur, k);
     }
     scale[t] = 1.0;
     if (c < kScaleUpBelow || !std::isfinite(c)) {
@@ -144,11 +146,7 @@ Forward forward(const std::vector<std::uint8_t>& seq, const Emitting& e, std::ve
         out.possible = false;
         return out;
       }
-      int exponent = 0;
-      std::frexp(c, &exponent);
-      scale[t] = std::ldexp(1.0, -exponent);
-      out.exponent += exponent;
-      for (int j = 0; j < k; ++j) cur[j] *= scale[t];
+      scale_up(cur, k, scale[t], out.exponent);  // c < 2^-256: always scales
     }
     if (t + 1 == n) out.last = c * scale[t];
   }
