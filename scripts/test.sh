@@ -6,7 +6,7 @@
 #      when it finds no test at all);
 #   2. the same suite under AddressSanitizer + UBSan, then under
 #      ThreadSanitizer (scripts/sanitize.sh asan, tsan; build-asan, build-tsan);
-#   3. the libFuzzer targets for 300 s in all, split evenly between them
+#   3. the libFuzzer targets for 210 s in all, split evenly between them
 #      and run two at a time (scripts/fuzz.sh; built in build-asan).
 # The sanitizer builds are compiled one after the other while the Release
 # tests and then the ASan tests run, at the lowest CPU and I/O priority: they
@@ -134,7 +134,7 @@ case $mode in
     step "asan+ubsan ctest" scripts/sanitize.sh asan --test
     join
     step "tsan ctest" scripts/sanitize.sh tsan --test
-    step "fuzz (300 s in all)" scripts/fuzz.sh --no-build --total-seconds 300
+    step "fuzz (210 s in all)" scripts/fuzz.sh --no-build --total-seconds 210
     ;;
 esac
 summary

@@ -79,10 +79,10 @@ void add_model_options(CLI::App& cmd, ModelArgs& a, bool p_required) {
   cmd.add_option("--chain", a.chain, "chain scope across tasks: fresh or continuous")->capture_default_str();
 }
 
-CLI::Option* add_seed_option(CLI::App& cmd, std::uint64_t& seed, const std::string& what) {
+CLI::Option* add_seed_option(CLI::App& cmd, std::uint64_t& seed, const std::string& what, const std::string& flag) {
   return cmd
       .add_option_function<std::string>(
-          "--seed", [&seed](const std::string& text) { seed = parse_unsigned(text, "seed"); },
+          flag, [&seed, name = flag.substr(2)](const std::string& text) { seed = parse_unsigned(text, name); },
           what + ", an integer in [0, 2^64 - 1]")
       ->type_name("SEED")
       ->default_str(std::to_string(seed));

@@ -3,6 +3,7 @@
 // SIGTERM: the three tools of tools/tool_catalog.hpp over the
 // streamable HTTP transport, each tools/call under a fault from --plan or
 // drawn from the chain.
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -36,6 +37,10 @@ struct ToolsServeArgs {
   double p = 0.0, q = 0.0, burst_mean = 0.0;
   std::string kinds;
   std::uint64_t seed = rng::kReferenceSeed;
+  std::string quota;
+  double cache_threshold = 0.8;
+  std::string queue_order = "fifo";
+  std::uint64_t queue_seed = rng::kReferenceSeed;
   CLI::Option* plan_option = nullptr;
   CLI::Option* p_option = nullptr;
   CLI::Option* q_option = nullptr;
@@ -72,6 +77,8 @@ int run_tools_serve(const ToolsServeArgs& a) {
   tools_config.sandbox = a.sandbox;
   if (!a.log.empty()) tools_config.log = a.log;
   tools_config.hold = std::chrono::milliseconds(a.hold_ms);
+  tools_config.shared = {a.cache_threshold, tools::parse_queue_order(a.queue_order), a.queue_seed};
+  if (!a.quota.empty()) tools_config.quota = tools::parse_quota(a.quota);
   ui::UiConfig config;
   config.site = ui::Site::tools;
   config.port = a.port;
@@ -113,7 +120,14 @@ int run_tools_audit(const ToolsAuditArgs& a) {
 // Ranges and which options go together, declared on the options
 // (option_rules.hpp): checked as the command line is read, before the
 // sandbox is made.
-void declare_tools_serve_rules(const ToolsServeArgs& a, CLI::Option* port, CLI::Option* hold_ms) {
+void declare_tools_serve_rules(const ToolsServeArgs& a, CLI::Option* port, CLI::Option* hold_ms,
+                               const std::array<CLI::Option*, 3>& shared) {
+  check_value<std::string>(shared[0], [](const std::string& q) { tools::parse_quota(q); });
+  check_value<double>(shared[1], [](double x) {
+    if (!(x > 0.0 && x <= 1.0))
+      throw InputError(fmt::format("cache-threshold = {} is out of range: it must be in (0, 1]", x));
+  });
+  check_value<std::string>(shared[2], [](const std::string& order) { tools::parse_queue_order(order); });
   check_value<int>(port, [](int p) {
     if (p < 0 || p > 65535)
       throw InputError(fmt::format("port = {} is out of range: it must be in [0, 65535] (0: a free one)", p));
@@ -135,10 +149,11 @@ Runner add_tools(CLI::App& app) {
   auto* cmd = app.add_subcommand("tools", "tool calls, the other half of an agent's I/O (docs/tools.md)");
   auto* serve = cmd->add_subcommand(
       "serve",
-      "serve a fault-injecting MCP server on 127.0.0.1 until SIGINT/SIGTERM: POST /mcp (streamable HTTP,\n"
-      "  JSON responses) with the tools note_write(path, text), dump(n) and add(a, b); each tools/call meets a\n"
-      "  fault (ok, timeout, drop, unknown_tool, exec_error, partial_write, truncate) from --plan or drawn from\n"
-      "  the chain (--p, --q, --kinds, --seed); without either every call is served");
+      "serve a fault-injecting MCP server on 127.0.0.1 until SIGINT/SIGTERM: POST /mcp or\n"
+      "  /t/TENANT/a/AGENT/mcp (streamable HTTP, JSON responses) with the tools note_write(path, text), dump(n)\n"
+      "  and add(a, b), and the shared tools scratch_*, cache_*, lock_* and job_* (docs/contention.md); each\n"
+      "  tools/call meets a fault (ok, timeout, drop, unknown_tool, exec_error, partial_write, truncate) from\n"
+      "  --plan or drawn from the chain (--p, --q, --kinds, --seed); without either every call is served");
   auto* port =
       serve->add_option("--port", a->port, "port on 127.0.0.1, in [0, 65535]; 0 picks a free one")->capture_default_str();
   serve->add_option("--sandbox", a->sandbox, "the folder note_write writes into (created if missing)")->required();
@@ -158,7 +173,18 @@ Runner add_tools(CLI::App& app) {
       "--kinds", a->kinds,
       "weights of the faults a failed call gets, e.g. timeout=1,truncate=2 (default: all six equally)");
   a->seed_option = add_seed_option(*serve, a->seed, "seeds the calls' faults");
-  declare_tools_serve_rules(*a, port, hold_ms);
+  // The shared tools (docs/contention.md, "Shared tools").
+  auto* quota = serve->add_option("--tool-quota", a->quota,
+                                  "tools/calls each tenant may make per window, CALLS/SECONDS (e.g. 5000/3600); "
+                                  "a call over it gets HTTP 429 with retry-after (default: no quota)");
+  auto* threshold = serve->add_option("--cache-threshold", a->cache_threshold,
+                                      "the semantic cache's similarity for a hit, in (0, 1]")
+                        ->capture_default_str();
+  auto* order = serve->add_option("--queue-order", a->queue_order,
+                                  "how job_next delivers a queue's results: fifo, or shuffled (seeded by --queue-seed)")
+                    ->capture_default_str();
+  add_seed_option(*serve, a->queue_seed, "seeds the shuffled queues' deliveries", "--queue-seed");
+  declare_tools_serve_rules(*a, port, hold_ms, {quota, threshold, order});
   auto audit_args = std::make_shared<ToolsAuditArgs>();
   auto* audit = cmd->add_subcommand(
       "audit",

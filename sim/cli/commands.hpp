@@ -89,7 +89,8 @@ void add_model_options(CLI::App& cmd, ModelArgs& args, bool p_required = true);
 // --seed SEED, the same in every command: an integer in [0, 2^64 - 1], read
 // strictly (CLI11's own unsigned parse would take -1 as 2^64 - 1); `what`
 // says what it seeds. Its default shows in --help.
-CLI::Option* add_seed_option(CLI::App& cmd, std::uint64_t& seed, const std::string& what);
+CLI::Option* add_seed_option(CLI::App& cmd, std::uint64_t& seed, const std::string& what,
+                             const std::string& flag = "--seed");
 // A CLI11 parse error as the one line relsim prints (without "relsim: error: ").
 std::string parse_error_line(const CLI::ParseError& error);
 // --policy --s --B --kinds, for commands that run every policy.

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
+#include "relsim/core/fnv.hpp"
 #include "relsim/core/rng.hpp"
 
 namespace relsim::sweep_detail {
@@ -53,12 +54,8 @@ std::uint64_t bits_of(double x) {
   return u;
 }
 
-// FNV-1a (Fowler, Noll, Vo), to fold a schedule's text into the seed.
-std::uint64_t text_hash(const std::string& text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
-  return h;
-}
+// FNV-1a, to fold a schedule's text into the seed.
+std::uint64_t text_hash(const std::string& text) { return fnv1a64(text); }
 
 // A bijective mix of 64 bits: one SplitMix64 step from state x.
 std::uint64_t mix(std::uint64_t x) { return rng::splitmix64(x); }

@@ -16,6 +16,7 @@ constexpr int kParseError = -32700;
 constexpr int kInvalidRequest = -32600;
 constexpr int kMethodNotFound = -32601;
 constexpr int kInvalidParams = -32602;
+constexpr int kQuotaExceeded = -32029;  // in JSON-RPC's range for a server's own errors
 constexpr std::string_view kDefaultProtocol = "2025-06-18";
 constexpr std::string_view kVersion = "1.0.0";
 
@@ -56,10 +57,19 @@ std::string_view stage_of(ToolFault fault, ToolStage tool) {
 std::string jsonrpc_error(int code, std::string_view message) { return rpc_error(nullptr, code, message); }
 
 McpService::McpService(ToolsConfig config, ToolFaultSource faults)
-    : config_(std::move(config)), sandbox_(config_.sandbox), faults_(std::move(faults)),
+    : config_(std::move(config)), sandbox_(config_.sandbox), faults_(std::move(faults)), shared_(config_.shared),
       start_(std::chrono::steady_clock::now()) {
   if (config_.hold.count() < 1 || config_.hold.count() > kMaxHoldMs)
     throw InputError(fmt::format("hold = {} ms is out of range: it must be in [1, {}]", config_.hold.count(), kMaxHoldMs));
+  if (!(config_.shared.cache_threshold > 0.0 && config_.shared.cache_threshold <= 1.0))
+    throw InputError(fmt::format("cache threshold = {} is out of range: it must be in (0, 1]",
+                                 config_.shared.cache_threshold));
+  if (config_.quota) {
+    if (config_.quota->calls < 1 || config_.quota->window_ms < 1)
+      throw InputError(fmt::format("tool quota = {}/{} ms is out of range: calls and the window must be >= 1",
+                                   config_.quota->calls, config_.quota->window_ms));
+    quota_.emplace(*config_.quota);
+  }
   if (config_.log) {
     log_.open(*config_.log, std::ios::binary | std::ios::trunc);
     if (!log_) throw InputError(fmt::format("log = '{}' cannot be written", config_.log->string()));
@@ -71,7 +81,16 @@ std::uint64_t McpService::calls() const {
   return faults_.calls();
 }
 
-McpAnswer McpService::handle(std::string_view body) {
+std::vector<std::pair<std::string, LockHolder>> McpService::held_locks() const {
+  std::lock_guard lock(mu_);
+  return shared_.locks().held(now_ms());
+}
+
+std::int64_t McpService::now_ms() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start_).count();
+}
+
+McpAnswer McpService::handle(std::string_view body, const Caller& caller) {
   const Json message = Json::parse(body, nullptr, false);
   if (message.is_discarded()) return error_answer(nullptr, kParseError, "Parse error: the body is not JSON");
   if (message.is_array())
@@ -113,13 +132,17 @@ McpAnswer McpService::handle(std::string_view body) {
             Delivery::now};
   }
   if (method == "ping") return {200, respond(id, Json::object()), Delivery::now};
-  if (method == "tools/list") return {200, respond(id, {{"tools", tool_list()}}), Delivery::now};
-  if (method == "tools/call") return call_tool(id, params);
+  if (method == "tools/list") {
+    Json tools = tool_list();
+    for (Json& t : SharedTools::list()) tools.push_back(std::move(t));
+    return {200, respond(id, {{"tools", std::move(tools)}}), Delivery::now};
+  }
+  if (method == "tools/call") return call_tool(id, params, caller);
   return error_answer(id, kMethodNotFound,
                       fmt::format("Method not found: this server has initialize, ping, tools/list and tools/call"));
 }
 
-McpAnswer McpService::call_tool(const Json& id, const Json& params) {
+McpAnswer McpService::call_tool(const Json& id, const Json& params, const Caller& caller) {
   const auto name_it = params.find("name");
   if (name_it == params.end() || !name_it->is_string())
     return error_answer(id, kInvalidParams, "Invalid params: \"name\" must be a string");
@@ -130,12 +153,17 @@ McpAnswer McpService::call_tool(const Json& id, const Json& params) {
   const Json& arguments = args_it != params.end() ? *args_it : empty_object();
 
   std::lock_guard lock(mu_);
-  const std::uint64_t call = faults_.calls();
+  const std::int64_t now = now_ms();
+  Json line{{"call", nullptr}, {"t_ms", nullptr}, {"tool", name}};
+  if (auto refusal = over_quota(id, caller, now, line)) return *refusal;
+  line["call"] = faults_.calls();
   const ToolFault fault = faults_.next();
+  const bool shared = SharedTools::has(name);
   McpAnswer answer;
   std::string_view stage, sent;
   std::string error;
-  if (fault == ToolFault::unknown_tool || !has_tool(name)) {
+  std::optional<SharedRun> touched;
+  if (fault == ToolFault::unknown_tool || !(shared || has_tool(name))) {
     // Missing here, by the fault or truly: the tool never runs.
     answer = error_answer(id, kInvalidParams, "Unknown tool");
     stage = "service";
@@ -148,7 +176,14 @@ McpAnswer McpService::call_tool(const Json& id, const Json& params) {
     sent = "is_error";
     error = fmt::format("{}: exec_error: the tool threw", name);
   } else {
-    ToolRun run = run_tool(name, arguments, sandbox_, fault == ToolFault::partial_write);
+    const bool half = fault == ToolFault::partial_write;
+    ToolRun run;
+    if (shared) {
+      touched = shared_.run(name, arguments, caller, now, half);
+      run = std::move(touched->run);
+    } else {
+      run = run_tool(name, arguments, sandbox_, half);
+    }
     const bool failed = run.stage != ToolStage::done;
     if (!failed && fault == ToolFault::truncate) run.text.resize(run.text.size() / 10);
     answer = {200, respond(id, text_result(std::move(run.text), failed)), Delivery::now};
@@ -164,20 +199,42 @@ McpAnswer McpService::call_tool(const Json& id, const Json& params) {
   if (log_.is_open()) {
     Json files = Json::object();
     for (const auto& [path, size] : sandbox_.files()) files[path] = size;
-    const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
-    log_ << Json{{"call", call},
-                 {"t_ms", std::round(ms * 1000.0) / 1000.0},
-                 {"tool", name},
-                 {"fault", to_string(fault)},
+    line.update({{"fault", to_string(fault)},
                  {"stage", stage},
                  {"answer", sent},
                  {"error", error.empty() ? Json(nullptr) : Json(error)},
-                 {"sandbox", files}}
-                .dump(-1, ' ', false, Json::error_handler_t::replace)
-         << '\n'
-         << std::flush;
+                 {"sandbox", files},
+                 {"tenant", caller.tenant},
+                 {"agent", caller.agent}});
+    if (touched) line.update({{"key", touched->key}, {"outcome", touched->outcome}, {"facts", touched->facts}});
+    log_line(std::move(line));
   }
   return answer;
+}
+
+std::optional<McpAnswer> McpService::over_quota(const Json& id, const Caller& caller, std::int64_t now, Json& line) {
+  if (!quota_) return std::nullopt;
+  const QuotaDecision d = quota_->take(caller.tenant, now);
+  if (d.allowed) return std::nullopt;
+  McpAnswer refusal = error_answer(
+      id, kQuotaExceeded,
+      fmt::format("Tool quota exceeded: tenant '{}' has made its {} calls of this {} s window; retry after {} s",
+                  caller.tenant, quota_->spec().calls, quota_->spec().window_ms / 1000.0, d.retry_after_s));
+  refusal.status = 429;
+  refusal.retry_after_s = d.retry_after_s;
+  line.update({{"fault", nullptr}, {"stage", "quota"}, {"answer", "http_429"},
+               {"error", fmt::format("{}: quota: retry after {} s", line["tool"].get<std::string>(), d.retry_after_s)},
+               {"tenant", caller.tenant}, {"agent", caller.agent}});
+  log_line(std::move(line));
+  return refusal;
+}
+
+void McpService::log_line(Json line) {
+  if (!log_.is_open()) return;
+  line["t_ms"] = std::round(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count() *
+                            1000.0) /
+                 1000.0;
+  log_ << line.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n' << std::flush;
 }
 
 }  // namespace relsim::tools

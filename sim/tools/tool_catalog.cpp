@@ -10,35 +10,6 @@
 namespace relsim::tools {
 namespace {
 
-constexpr std::string_view kInvalid = "Invalid arguments";
-
-Json object_schema(Json properties, Json required) {
-  return Json{{"type", "object"},
-              {"properties", std::move(properties)},
-              {"required", std::move(required)},
-              {"additionalProperties", false}};
-}
-
-ToolRun refused(std::string detail) { return {ToolStage::validate, std::string(kInvalid), std::move(detail)}; }
-
-// The argument check every tool starts with: exactly the named keys.
-std::string unexpected_keys(const Json& arguments, std::initializer_list<std::string_view> keys) {
-  for (const auto& [key, value] : arguments.items()) {
-    bool known = false;
-    for (const auto k : keys) known = known || key == k;
-    if (!known) return fmt::format("unexpected parameter '{}'", key.substr(0, 100));
-  }
-  for (const auto k : keys)
-    if (!arguments.contains(k)) return fmt::format("missing parameter '{}'", k);
-  return {};
-}
-
-std::string type_of(const Json& v) {
-  if (v.is_number_integer()) return "integer";
-  if (v.is_number()) return "number";
-  return v.type_name();
-}
-
 ToolRun note_write(const Json& args, const Sandbox& sandbox, bool half_write) {
   if (auto why = unexpected_keys(args, {"path", "text"}); !why.empty()) return refused("note_write: " + why);
   for (const char* key : {"path", "text"})
@@ -95,6 +66,32 @@ ToolRun add(const Json& args) {
 }
 
 }  // namespace
+
+Json object_schema(Json properties, Json required) {
+  return Json{{"type", "object"},
+              {"properties", std::move(properties)},
+              {"required", std::move(required)},
+              {"additionalProperties", false}};
+}
+
+ToolRun refused(std::string detail) { return {ToolStage::validate, std::string(kInvalid), std::move(detail)}; }
+
+std::string unexpected_keys(const Json& arguments, const std::vector<std::string_view>& keys) {
+  for (const auto& [key, value] : arguments.items()) {
+    bool known = false;
+    for (const auto k : keys) known = known || key == k;
+    if (!known) return fmt::format("unexpected parameter '{}'", key.substr(0, 100));
+  }
+  for (const auto k : keys)
+    if (!arguments.contains(k)) return fmt::format("missing parameter '{}'", k);
+  return {};
+}
+
+std::string type_of(const Json& v) {
+  if (v.is_number_integer()) return "integer";
+  if (v.is_number()) return "number";
+  return v.type_name();
+}
 
 Json tool_list() {
   Json tools = Json::array();

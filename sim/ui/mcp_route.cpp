@@ -2,6 +2,9 @@
 // serve_mcp): the method and content-type checks of the streamable HTTP
 // transport, then the service's answer, delivered now, after a hold, or cut
 // off half-way.
+#include <cctype>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "relsim/tools/mcp_service.hpp"
@@ -15,6 +18,27 @@ std::string_view path_of(const Request& request) {
   return raw.substr(0, raw.find('?'));
 }
 
+// A tenant's or an agent's name in the path: 1 to 64 of [A-Za-z0-9._-].
+bool is_name(std::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (const char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) return false;
+  return true;
+}
+
+// /mcp, or /t/TENANT/a/AGENT/mcp (docs/contention.md): who calls.
+std::optional<tools::Caller> caller_of(std::string_view path) {
+  if (path == "/mcp") return tools::Caller{};
+  constexpr std::string_view kTenant = "/t/", kAgent = "/a/", kEnd = "/mcp";
+  if (!path.starts_with(kTenant) || !path.ends_with(kEnd)) return std::nullopt;
+  const std::string_view middle = path.substr(kTenant.size(), path.size() - kTenant.size() - kEnd.size());
+  const auto split = middle.find(kAgent);
+  if (split == std::string_view::npos) return std::nullopt;
+  const std::string_view tenant = middle.substr(0, split), agent = middle.substr(split + kAgent.size());
+  if (!is_name(tenant) || !is_name(agent)) return std::nullopt;
+  return tools::Caller{std::string(tenant), std::string(agent)};
+}
+
 }  // namespace
 
 Reply jsonrpc_reply(int status, std::string_view message, Headers headers) {
@@ -24,9 +48,13 @@ Reply jsonrpc_reply(int status, std::string_view message, Headers headers) {
 
 net::awaitable<bool> serve_mcp(UiConnection& conn, Request& request) {
   const bool keep = request.keep_alive();
-  if (path_of(request) != "/mcp")
+  const std::optional<tools::Caller> caller = caller_of(path_of(request));
+  if (!caller)
     co_return co_await conn.send(
-        jsonrpc_reply(404, fmt::format("unknown path '{}': the MCP endpoint is /mcp", path_of(request).substr(0, 200))), keep);
+        jsonrpc_reply(404, fmt::format("unknown path '{}': the MCP endpoint is /mcp, or /t/TENANT/a/AGENT/mcp with "
+                                       "names of 1 to 64 letters, digits, '.', '_' or '-'",
+                                       path_of(request).substr(0, 200))),
+        keep);
   if (request.method() != http::verb::post) {
     // Built outside the co_await: GCC 12 rejects a braced list inside one.
     Headers allow;
@@ -45,8 +73,9 @@ net::awaitable<bool> serve_mcp(UiConnection& conn, Request& request) {
     co_return co_await conn.send(jsonrpc_reply(415, "the body must be JSON: send content-type: application/json"), keep);
 
   tools::McpService& service = *conn.context().config.tools;
-  const tools::McpAnswer answer = service.handle(request.body());
+  const tools::McpAnswer answer = service.handle(request.body(), *caller);
   Reply reply{answer.status, std::string(kJson), answer.body, {}};
+  if (answer.retry_after_s > 0) reply.headers.emplace_back("retry-after", std::to_string(answer.retry_after_s));
   switch (answer.delivery) {
     case tools::Delivery::now: break;
     case tools::Delivery::hold:

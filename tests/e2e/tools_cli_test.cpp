@@ -26,9 +26,9 @@ using relsim::test::expect_input_error;
 using relsim::test::RawClient;
 
 std::string post(int port, const std::string& body, const std::string& type = "application/json",
-                 const std::string& host = "") {
+                 const std::string& host = "", const std::string& path = "/mcp") {
   RawClient c(port);
-  c.send("POST /mcp HTTP/1.1\r\nHost: " + (host.empty() ? "127.0.0.1:" + std::to_string(port) : host) +
+  c.send("POST " + path + " HTTP/1.1\r\nHost: " + (host.empty() ? "127.0.0.1:" + std::to_string(port) : host) +
          "\r\nContent-Type: " + type + "\r\nContent-Length: " + std::to_string(body.size()) +
          "\r\nConnection: close\r\n\r\n" + body);
   c.drain();
@@ -149,6 +149,40 @@ TEST(ToolsCli, DrawnFaultsFollowTheSeed) {
   EXPECT_EQ(a.find_first_not_of("oet"), std::string::npos) << a;  // ok, exec_error, truncate only
 }
 
+// The shared tools over HTTP (docs/contention.md): the caller named by the
+// path, a tenant's quota answered 429 with retry-after, a bad path a 404.
+TEST(ToolsCli, SharedToolsKnowTheCallerFromThePathAndAnswerOverQuotaWith429) {
+  const fs::path dir = fresh("shared");
+  relsim::test::Background server({relsim::test::relsim_exe(), "tools", "serve", "--port", "0", "--sandbox",
+                                    (dir / "box").string(), "--log", (dir / "calls.jsonl").string(), "--tool-quota",
+                                    "2/3600"});
+  const int port = relsim::test::port_from_banner(server.read_line(30));
+  ASSERT_GT(port, 0);
+  const std::string acme = "/t/acme/a/agent-1/mcp", globex = "/t/globex/a/g.1/mcp";
+  EXPECT_EQ(json::parse(body_of(post(port, call("scratch_put", {{"key", "notes"}, {"value", "acme"}}), "application/json",
+                                     "", acme)))["result"]["content"][0]["text"],
+            R"({"version":1})");
+  const std::string read = post(port, call("scratch_get", {{"key", "notes"}}), "application/json", "", globex);
+  EXPECT_EQ(json::parse(json::parse(body_of(read))["result"]["content"][0]["text"].get<std::string>())["value"], "acme");
+  post(port, call("add", {{"a", 1}, {"b", 1}}), "application/json", "", acme);
+  const std::string over = post(port, call("add", {{"a", 1}, {"b", 1}}), "application/json", "", acme);
+  EXPECT_EQ(over.rfind("HTTP/1.1 429 ", 0), 0u) << over;
+  EXPECT_NE(over.find("retry-after: 3"), std::string::npos) << over;  // 3600 s, or a second less
+  EXPECT_EQ(json::parse(body_of(over))["error"]["code"], -32029);
+  for (const char* bad : {"/t/acme/mcp", "/t//a/x/mcp", "/t/ac%20me/a/x/mcp", "/t/acme/a/x/y/mcp", "/mcp/t/a"})
+    EXPECT_EQ(post(port, call("add", {{"a", 1}, {"b", 1}}), "application/json", "", bad).rfind("HTTP/1.1 404 ", 0), 0u)
+        << bad;
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+  std::ifstream in(dir / "calls.jsonl");
+  std::vector<json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[1]["tenant"], "globex");
+  EXPECT_EQ(lines[1]["agent"], "g.1");
+  EXPECT_EQ(lines[1]["facts"]["other_tenant"], true);
+  EXPECT_EQ(lines[3]["stage"], "quota");
+}
+
 TEST(ToolsCli, RefusesBadInputInOneLine) {
   const fs::path dir = fresh("bad");
   const std::string box = (dir / "box").string();
@@ -167,6 +201,11 @@ TEST(ToolsCli, RefusesBadInputInOneLine) {
   expect_input_error({"tools", "serve", "--sandbox", box, "--hold-ms", "0"}, "hold-ms = 0");
   expect_input_error({"tools", "serve", "--sandbox", box, "--port", "70000"}, "70000");
   expect_input_error({"tools", "serve", "--sandbox", box, "--colour", "red"}, "--colour");
+  expect_input_error({"tools", "serve", "--sandbox", box, "--tool-quota", "0/60"}, "tool quota = '0/60'");
+  expect_input_error({"tools", "serve", "--sandbox", box, "--tool-quota", "5000"}, "CALLS/SECONDS");
+  expect_input_error({"tools", "serve", "--sandbox", box, "--cache-threshold", "1.5"}, "cache-threshold = 1.5");
+  expect_input_error({"tools", "serve", "--sandbox", box, "--queue-order", "random"}, "fifo or shuffled");
+  expect_input_error({"tools", "serve", "--sandbox", box, "--queue-seed", "-1"}, "queue-seed");
   EXPECT_FALSE(fs::exists(box));  // nothing made for a refused run
   expect_input_error("tools audit", "--log");
   expect_input_error({"tools", "audit", "--log", (dir / "none.jsonl").string()}, "none.jsonl");

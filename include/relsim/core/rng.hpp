@@ -53,7 +53,10 @@ enum class Stream : std::uint32_t {
   // relsim proxy's chain mode (core/request_chain.hpp): one uniform per
   // request of a task, whether it is bad.
   request_chain = 14,
-  // 15 and up: free.
+  // The MCP tools server's shared result queues (tools/result_queue.hpp), in
+  // order shuffled: one uniform per take from a queue, which pending result.
+  tool_queue = 15,
+  // 16 and up: free.
 };
 
 // Philox4x32's multipliers and Weyl key increments (Salmon et al. 2011,

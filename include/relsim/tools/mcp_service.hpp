@@ -6,8 +6,10 @@
 //   initialize     the client's protocolVersion echoed, capabilities
 //                  {tools: {}}, serverInfo {name: "relsim-tools", version}
 //   ping           {}
-//   tools/list     the catalog (tool_catalog.hpp)
-//   tools/call     the tool, under the call's fault (server_faults.hpp)
+//   tools/list     the catalog (tool_catalog.hpp) and the shared tools
+//                  (shared_tools.hpp)
+//   tools/call     the tool, under the call's fault (server_faults.hpp),
+//                  after the caller's tenant quota (tool_quota.hpp) if any
 //   a notification or a client's response: 202, no body
 //
 // Protocol errors are JSON-RPC errors and never end the server: -32700 (not
@@ -20,7 +22,11 @@
 // "answer", "error", "sandbox"}; `stage` is how far the call got
 // (transport, service, validate, exec or done), `answer` what the client was
 // sent (result, is_error or rpc_error), `error` the full reason (the client
-// reads a terse one), `sandbox` every file's size after the call.
+// reads a terse one), `sandbox` every file's size after the call; then
+// "tenant" and "agent" (the caller), and for a shared tool "key", "outcome"
+// and "facts" (shared_tools.hpp). A call refused by the quota takes no
+// fault and no call number: {"call": null, ..., "stage": "quota", "answer":
+// "http_429"}.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -29,10 +35,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "relsim/core/json.hpp"
 #include "relsim/tools/sandbox.hpp"
 #include "relsim/tools/server_faults.hpp"
+#include "relsim/tools/shared_tools.hpp"
+#include "relsim/tools/tool_quota.hpp"
 
 namespace relsim::tools {
 
@@ -42,6 +52,8 @@ struct ToolsConfig {
   std::filesystem::path sandbox;
   std::optional<std::filesystem::path> log;  // the call log, created (truncated) at start
   std::chrono::milliseconds hold{2000};      // how long a timeout fault holds the answer, in [1, kMaxHoldMs]
+  SharedConfig shared;                       // the shared tools' cache threshold, queue order and seed
+  std::optional<QuotaSpec> quota;            // tools/calls per tenant and window; none: no quota
 };
 
 // How the answer goes out.
@@ -51,6 +63,7 @@ struct McpAnswer {
   int status = 200;  // 200 with a JSON body, or 202 with none
   std::string body;
   Delivery delivery = Delivery::now;
+  std::int64_t retry_after_s = 0;  // status 429 (the tenant's quota): the retry-after header
 };
 
 class McpService {
@@ -59,19 +72,27 @@ class McpService {
   McpService(ToolsConfig config, ToolFaultSource faults);
 
   // Thread-safe; never throws on a client's bytes.
-  McpAnswer handle(std::string_view body);
+  McpAnswer handle(std::string_view body, const Caller& caller = {});
 
   std::chrono::milliseconds hold() const { return config_.hold; }
   std::uint64_t calls() const;
   const Sandbox& sandbox() const { return sandbox_; }
+  // The shared locks held now (not expired), for a run's report.
+  std::vector<std::pair<std::string, LockHolder>> held_locks() const;
 
  private:
-  McpAnswer call_tool(const Json& id, const Json& params);
+  McpAnswer call_tool(const Json& id, const Json& params, const Caller& caller);
+  std::int64_t now_ms() const;
+  // The caller's tenant over its quota: the 429 to send, its line logged.
+  std::optional<McpAnswer> over_quota(const Json& id, const Caller& caller, std::int64_t now, Json& line);
+  void log_line(Json line);
 
   ToolsConfig config_;
   Sandbox sandbox_;
   mutable std::mutex mu_;
   ToolFaultSource faults_;
+  SharedTools shared_;
+  std::optional<ToolQuota> quota_;
   std::ofstream log_;
   std::chrono::steady_clock::time_point start_;
 };

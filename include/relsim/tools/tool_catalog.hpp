@@ -11,6 +11,7 @@
 // arguments", and only the server's log says which parameter and why.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "relsim/core/json.hpp"
 #include "relsim/tools/sandbox.hpp"
@@ -32,6 +33,18 @@ struct ToolRun {
   std::string text;                   // what the client reads (terse on failure)
   std::string detail;                 // for the log: the full reason on failure, else empty
 };
+
+// The argument checks every tool starts with, shared with the stateful
+// tools (shared_tools.hpp). A refusal: stage validate, the terse text
+// "Invalid arguments", `detail` for the log.
+inline constexpr std::string_view kInvalid = "Invalid arguments";
+ToolRun refused(std::string detail);
+// Exactly the named keys: empty, or what is wrong ("missing parameter 'x'").
+std::string unexpected_keys(const Json& arguments, const std::vector<std::string_view>& keys);
+// A JSON value's type as a schema names it (integer, number, string ...).
+std::string type_of(const Json& v);
+// {"type": "object", "properties", "required", "additionalProperties": false}.
+Json object_schema(Json properties, Json required);
 
 // Runs tool `name` (has_tool) with `arguments` (a JSON object). With
 // `half_write`, note_write writes the first half of its text and then fails
