@@ -154,6 +154,7 @@ constexpr HelpLine kHelpLines[] = {
     {"ui", "Workbench and labs", "serve the browser workbench on 127.0.0.1"},
     {"bughunt", "Workbench and labs", "a testing agent's world: environment faults against product bugs"},
     {"tools", "Workbench and labs", "tool calls, the other half of an agent's I/O: MCP server and audit"},
+    {"contention", "Workbench and labs", "many agents at once against shared tools: leaks, lost updates, deadlocks"},
 };
 
 void group_help(CLI::App& app) {
@@ -182,7 +183,8 @@ Commands::Commands() : app("relsim: how often an agent task finishes when model 
   runners = {add_exact(app),          on_root(add_check(app)), on_root(add_plan(app)),  on_root(add_oracle(app)),
              add_simulate(app),       add_sweep(app),          on_root(add_demo(app)),  on_root(add_live(app)),
              on_root(add_serve(app)), on_root(add_proxy(app)), on_root(add_audit(app)), on_root(add_fit(app)),   on_root(add_advise(app)), on_root(add_tune(app)),
-             on_root(add_ui(app)),    add_fleet(app),          on_root(add_bughunt(app)), on_root(add_tools(app))};
+             on_root(add_ui(app)),    add_fleet(app),          on_root(add_bughunt(app)), on_root(add_tools(app)),
+             on_root(add_contention(app))};
   group_help(app);
 }
 

@@ -178,6 +178,7 @@ Runner add_ui(CLI::App& app);
 Runner add_fleet(CLI::App& app);
 Runner add_bughunt(CLI::App& app);
 Runner add_tools(CLI::App& app);
+Runner add_contention(CLI::App& app);
 
 // The relsim command line: every subcommand registered, each with its runner
 // (commands not split over MPI ranks wrapped to run on rank 0). Both run_cli

@@ -86,6 +86,11 @@ std::vector<std::pair<std::string, LockHolder>> McpService::held_locks() const {
   return shared_.locks().held(now_ms());
 }
 
+ScratchEntry McpService::peek(std::string_view key) const {
+  std::lock_guard lock(mu_);
+  return shared_.scratchpad().get(key);
+}
+
 std::int64_t McpService::now_ms() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start_).count();
 }

@@ -1,0 +1,127 @@
+#pragma once
+// relsim contention run (docs/contention.md): many agents at once against
+// the MCP tools server's shared tools, one scenario at a time, each agent
+// relsim's naive or careful reference agent, and the run scored from what
+// the agents saw and what the server logged.
+//
+//   interleaved      every agent increments a counter (read, then write) and
+//                    takes two locks; half of the naive ones take them in the
+//                    opposite order
+//   probe-pairs      every agent asks the semantic cache its tenant's
+//                    question in one of four wordings, then in the next
+//                    one, and stores its own answer on a miss
+//   crash-mid-write  every agent writes a two-field record under a lock;
+//                    every fifth one dies after the first field, holding it
+//   out-of-order     every agent submits two versions of a job and takes a
+//                    result from a queue that delivers in a seeded order
+//   burst            every agent fires its tool calls at once against a
+//                    per-tenant quota
+//
+// Agent i belongs to tenant i mod M and is called "a{i}"; tenant t is "t{t}".
+// The naive agent leaves the tenant out of its keys, scopes, locks and
+// queues, writes without compare-and-set, takes locks without a TTL in
+// whatever order its task gives, takes the first result delivered and
+// retries a 429 at once; the careful one does the opposite of each.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "relsim/core/json.hpp"
+#include "relsim/core/rng.hpp"
+#include "relsim/montecarlo/stats.hpp"
+#include "relsim/tools/tool_quota.hpp"
+
+namespace relsim::contention {
+
+enum class Scenario { interleaved, probe_pairs, crash_mid_write, out_of_order, burst };
+std::string_view to_string(Scenario s);
+Scenario parse_scenario(std::string_view word);  // throws InputError naming the valid words
+enum class AgentKind { naive, careful };
+std::string_view to_string(AgentKind a);
+AgentKind parse_agent_kind(std::string_view word);  // throws InputError
+
+inline constexpr int kMaxAgents = 2000;
+
+struct ContentionConfig {
+  Scenario scenario = Scenario::interleaved;
+  AgentKind agent = AgentKind::naive;
+  int agents = 20;          // in [1, kMaxAgents]
+  int tenants = 4;          // in [1, agents]
+  int concurrency = 0;      // agents running at once, in [1, agents]; 0: all of them
+  std::uint64_t seed = rng::kReferenceSeed;
+  double deadline_s = 3.0;  // an agent not done by then made no progress: deadlocked
+  int increments = 10;      // interleaved: counter increments per agent
+  int burst_calls = 20;     // burst: tool calls per agent
+  tools::QuotaSpec quota{50, 60'000};  // burst: per tenant
+};
+// Throws InputError naming the value and its range.
+void validate(const ContentionConfig& config);
+
+// What one agent saw and did.
+struct AgentReport {
+  int agent = 0, tenant = 0;
+  bool crashed = false;     // killed by the scenario (crash-mid-write)
+  bool done = false;        // finished its task correctly
+  bool stuck = false;       // still waiting at the deadline
+  std::int64_t tool_calls = 0, http_429 = 0;
+  std::int64_t lookups = 0, wrong_tenant_hits = 0;  // probe-pairs
+  bool stale_accepted = false;                       // out-of-order
+  std::int64_t half_written_seen = 0;                // crash-mid-write
+};
+
+// A rate with its Wilson interval (95%).
+struct Rate {
+  std::int64_t k = 0, n = 0;
+  double value() const { return n ? double(k) / double(n) : 0.0; }
+  Interval interval() const;
+};
+
+// A closed form beside what was measured (docs/contention.md, "Numbers
+// that can be checked before running").
+struct Prediction {
+  std::string what;    // which score, and under what assumption
+  double value = 0.0;  // the closed form's value
+  double measured = 0.0;
+  std::optional<Interval> interval;  // the measured rate's, when it is one
+  bool agrees = true;                // the value inside the interval (or equal, for a count)
+};
+
+struct ContentionScores {
+  ContentionConfig config;
+  Rate success;            // done agents of those not killed
+  Rate tool_429;           // 429s of tool calls
+  Rate wrong_tenant_hits;  // of cache lookups
+  std::int64_t lost_updates = 0;   // counter increments missing from the final values
+  std::int64_t collisions = 0;     // scratchpad calls that met another tenant's entry (the server's log)
+  std::int64_t deadlocks = 0;      // agents stuck at the deadline
+  Rate stale_accepted;             // of agents that took a result
+  std::int64_t locks_past_ttl = 0; // locks still held after every agent stopped, or taken over expired
+  std::int64_t half_written_seen = 0;
+  std::vector<Prediction> predictions;
+  double seconds = 0.0;
+  std::vector<AgentReport> agents;
+};
+
+// Runs the scenario against a tools server this call starts on 127.0.0.1
+// and stops, its call log kept at `log` if given (else in a temporary
+// folder, removed). `progress(done, total)` is called from the agents'
+// threads, one at a time, as agents finish.
+ContentionScores run_contention(const ContentionConfig& config, const std::optional<std::string>& log = std::nullopt,
+                                const std::function<void(int, int)>& progress = {});
+
+// The agents' part of one scenario (reference_agents.cpp): agent `i`'s
+// task against the tools server at `port`.
+AgentReport run_reference_agent(const ContentionConfig& config, int port, int i);
+
+// Scores from the agents' reports, the server's log lines and the counters'
+// final values (contention_scores.cpp), with the closed forms that apply.
+ContentionScores score(const ContentionConfig& config, std::vector<AgentReport> agents, const std::vector<Json>& log,
+                       std::int64_t counted, std::int64_t locks_held_at_end);
+
+Json scores_json(const ContentionScores& s);
+std::string scores_table(const ContentionScores& s);
+
+}  // namespace relsim::contention

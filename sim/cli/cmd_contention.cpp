@@ -1,0 +1,99 @@
+// relsim contention run: many agents at once against the shared tools,
+// scored (docs/contention.md).
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "relsim/contention/contention.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/core/rng.hpp"
+#include "cli/commands.hpp"
+#include "cli/option_rules.hpp"
+#include "cli/require_option.hpp"
+
+namespace relsim::cli {
+namespace {
+
+const std::vector<std::string> kContentionMetrics{"success",        "tool_429_rate", "wrong_tenant_hit_rate",
+                                                  "lost_updates",   "collisions",    "deadlocks",
+                                                  "stale_accepted", "locks_past_ttl", "half_written_seen"};
+
+struct ContentionArgs {
+  std::string scenario, agent = "naive", quota = "50/60", log, require;
+  contention::ContentionConfig config;
+  bool json = false;
+};
+
+Measured contention_measured(const contention::ContentionScores& s) {
+  Measured m;
+  m.values = {{"success", s.success.value()},
+              {"tool_429_rate", s.tool_429.value()},
+              {"wrong_tenant_hit_rate", s.wrong_tenant_hits.value()},
+              {"lost_updates", double(s.lost_updates)},
+              {"collisions", double(s.collisions)},
+              {"deadlocks", double(s.deadlocks)},
+              {"stale_accepted", s.stale_accepted.value()},
+              {"locks_past_ttl", double(s.locks_past_ttl)},
+              {"half_written_seen", double(s.half_written_seen)}};
+  return m;
+}
+
+int run_contention_command(ContentionArgs& a) {
+  a.config.scenario = contention::parse_scenario(a.scenario);
+  a.config.agent = contention::parse_agent_kind(a.agent);
+  a.config.quota = tools::parse_quota(a.quota);
+  const bool show = terminal_progress();
+  const auto progress = [&](int done, int total) {
+    if (show) std::cerr << fmt::format("\rcontention: {}/{} agents done", done, total) << (done == total ? "\n" : "");
+  };
+  const contention::ContentionScores s =
+      contention::run_contention(a.config, a.log.empty() ? std::nullopt : std::optional<std::string>(a.log), progress);
+  out() << (a.json ? dump_json(contention::scores_json(s)) + "\n" : contention::scores_table(s)) << std::flush;
+  return require_verdict(a.require, kContentionMetrics, contention_measured(s));
+}
+
+}  // namespace
+
+Runner add_contention(CLI::App& app) {
+  auto a = std::make_shared<ContentionArgs>();
+  auto* cmd = app.add_subcommand("contention", "many agents at once against shared tools, scored (docs/contention.md)");
+  auto* run = cmd->add_subcommand(
+      "run",
+      "run N reference agents over M tenants at once against the MCP tools server's shared tools (a scratchpad,\n"
+      "  a semantic cache, locks, result queues, a per-tenant quota) in one scenario, and score what a\n"
+      "  sequential eval cannot see: lost updates, collisions, wrong-tenant cache hits, deadlocks, stale results,\n"
+      "  locks held past their TTL, half-written records, 429s; with --concurrency 1 the closed forms are checked");
+  run->add_option("--scenario", a->scenario, "interleaved, probe-pairs, crash-mid-write, out-of-order or burst")
+      ->required();
+  run->add_option("--agent", a->agent, "the reference agent: naive or careful (docs/contention.md)")->capture_default_str();
+  auto* agents = run->add_option("--agents", a->config.agents,
+                                 fmt::format("agents, in [1, {}]", contention::kMaxAgents))->capture_default_str();
+  run->add_option("--tenants", a->config.tenants, "tenants, in [1, agents]; agent i belongs to tenant i mod M")
+      ->capture_default_str();
+  run->add_option("--concurrency", a->config.concurrency, "agents at once, in [1, agents] (default: all at once)");
+  add_seed_option(*run, a->config.seed, "seeds the shuffled queues and the agents' pauses");
+  run->add_option("--deadline", a->config.deadline_s,
+                  "seconds an agent has for its task, in [0.1, 600]; one still waiting then is deadlocked")
+      ->capture_default_str();
+  run->add_option("--increments", a->config.increments, "interleaved: counter increments per agent, in [1, 1000]")
+      ->capture_default_str();
+  run->add_option("--burst-calls", a->config.burst_calls, "burst: tool calls per agent, in [1, 10000]")
+      ->capture_default_str();
+  run->add_option("--tool-quota", a->quota, "burst: tools/calls per tenant per window, CALLS/SECONDS")
+      ->capture_default_str();
+  run->add_option("--log", a->log, "keep the tools server's call log here (JSON lines, docs/contention.md)");
+  run->add_flag("--json", a->json, "print one JSON object");
+  add_require_option(*run, a->require, kContentionMetrics);
+  check_value<int>(agents, [](int n) {
+    if (n < 1 || n > contention::kMaxAgents)
+      throw InputError(fmt::format("agents = {} is out of range: it must be in [1, {}]", n, contention::kMaxAgents));
+  });
+  return [a, run] {
+    if (run->parsed()) return run_contention_command(*a);
+    throw InputError("relsim contention needs a subcommand: run (relsim contention --help)");
+  };
+}
+
+}  // namespace relsim::cli

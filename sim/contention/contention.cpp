@@ -1,0 +1,118 @@
+// relsim contention run's engine (contention.hpp): a tools server in this
+// process, the agents on threads, then the scores.
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "relsim/contention/contention.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/tools/mcp_service.hpp"
+#include "relsim/ui/ui_server.hpp"
+
+namespace relsim::contention {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A temporary folder for the sandbox (and the log, unless one is asked
+// for), removed at the end.
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    std::string name = (fs::temp_directory_path() / "relsim-contention-XXXXXX").string();
+    if (!::mkdtemp(name.data())) throw InputError("cannot make a temporary folder for the tools server's sandbox");
+    dir = name;
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+  }
+};
+
+std::vector<Json> read_log(const fs::path& file) {
+  std::vector<Json> lines;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    Json j = Json::parse(line, nullptr, false);
+    if (!j.is_discarded()) lines.push_back(std::move(j));
+  }
+  return lines;
+}
+
+std::shared_ptr<tools::McpService> make_service(const ContentionConfig& c, const fs::path& box, const fs::path& log) {
+  tools::ToolsConfig tc;
+  tc.sandbox = box;
+  tc.log = log;
+  tc.shared.queue_order = c.scenario == Scenario::out_of_order ? tools::QueueOrder::shuffled : tools::QueueOrder::fifo;
+  tc.shared.seed = c.seed;
+  if (c.scenario == Scenario::burst) tc.quota = c.quota;
+  return std::make_shared<tools::McpService>(tc, tools::ToolFaultSource{});
+}
+
+// The counters' final values, summed: one key for the naive agents, one
+// per tenant for the careful ones.
+std::int64_t counted(const ContentionConfig& c, const tools::McpService& service) {
+  if (c.scenario != Scenario::interleaved) return 0;
+  const auto value = [&](const std::string& key) -> std::int64_t {
+    const tools::ScratchEntry e = service.peek(key);
+    return e.version ? std::atoll(e.value.c_str()) : 0;
+  };
+  if (c.agent == AgentKind::naive) return value("counter");
+  std::int64_t sum = 0;
+  for (int t = 0; t < c.tenants; ++t) sum += value(fmt::format("t{}:counter", t));
+  return sum;
+}
+
+}  // namespace
+
+ContentionScores run_contention(const ContentionConfig& config, const std::optional<std::string>& log,
+                                const std::function<void(int, int)>& progress) {
+  validate(config);
+  const Scratch scratch;
+  const fs::path log_file = log ? fs::path(*log) : scratch.dir / "calls.jsonl";
+  auto service = make_service(config, scratch.dir / "box", log_file);
+  ui::UiConfig uc;
+  uc.site = ui::Site::tools;
+  uc.port = 0;
+  uc.threads = 2;
+  uc.tools = service;
+  ui::UiServer server(uc, ui::CommandRunner([](const std::vector<std::string>&, const ui::CommandHooks&) {
+                        return ui::CommandResult{2, "", "the tools server runs no command"};
+                      }));
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<AgentReport> reports(static_cast<std::size_t>(config.agents));
+  std::atomic<int> next{0};
+  std::mutex report_mu;
+  int finished = 0;
+  const int workers = config.concurrency > 0 ? config.concurrency : config.agents;
+  {
+    std::vector<std::jthread> threads;
+    threads.reserve(static_cast<std::size_t>(workers));
+    for (int w = 0; w < workers; ++w)
+      threads.emplace_back([&] {
+        for (int i = next++; i < config.agents; i = next++) {
+          reports[static_cast<std::size_t>(i)] = run_reference_agent(config, server.port(), i);
+          std::lock_guard lock(report_mu);
+          if (progress) progress(++finished, config.agents);
+        }
+      });
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::int64_t total = counted(config, *service);
+  std::int64_t held = 0;  // locks that will never expire (TTL 0) held after every agent stopped
+  for (const auto& [name, holder] : service->held_locks()) held += holder.ttl_ms == 0;
+  server.stop();
+  ContentionScores s = score(config, std::move(reports), read_log(log_file), total, held);
+  s.seconds = seconds;
+  return s;
+}
+
+}  // namespace relsim::contention

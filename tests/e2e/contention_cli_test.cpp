@@ -1,0 +1,50 @@
+// relsim contention run from the command line (docs/contention.md): the
+// JSON's keys, --require's verdict, and bad input refused in one line.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "support/input_error_cli.hpp"
+#include "support/run.hpp"
+
+namespace {
+
+using nlohmann::json;
+using relsim::test::expect_input_error;
+using relsim::test::run_relsim;
+
+TEST(ContentionCli, JsonHasEveryScoreAndRequireGatesOnThem) {
+  const auto r = run_relsim("contention run --scenario probe-pairs --agent naive --agents 8 --tenants 2 --concurrency 1 "
+                            "--json --require wrong_tenant_hit_rate<=0");
+  EXPECT_EQ(r.code, 1) << r.err;  // the naive agent leaks: the threshold is missed
+  EXPECT_NE(r.err.find("threshold missed: wrong_tenant_hit_rate<=0"), std::string::npos) << r.err;
+  const json j = json::parse(r.out);
+  for (const char* key : {"success", "tool_429_rate", "wrong_tenant_hit_rate", "lost_updates", "collisions", "deadlocks",
+                          "stale_accepted", "locks_past_ttl", "half_written_seen", "pool_wait_p99", "agents",
+                          "tenants", "scenario", "seed", "predictions"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  // Agents 1..7 outside tenant 0 (agents 1, 3, 5, 7), two lookups each, of 16.
+  EXPECT_EQ(j["wrong_tenant_hit_rate"]["k"], 8);
+  EXPECT_EQ(j["wrong_tenant_hit_rate"]["n"], 16);
+  EXPECT_EQ(j["scenario"], "probe-pairs");
+  const auto careful = run_relsim("contention run --scenario probe-pairs --agent careful --agents 8 --tenants 2 "
+                                  "--require wrong_tenant_hit_rate<=0");
+  EXPECT_EQ(careful.code, 0) << careful.err;
+  EXPECT_NE(careful.out.find("wrong-tenant hit rate   0.0000"), std::string::npos) << careful.out;
+}
+
+TEST(ContentionCli, RefusesBadInputInOneLine) {
+  expect_input_error("contention", "needs a subcommand");
+  expect_input_error("contention run", "--scenario");
+  expect_input_error("contention run --scenario mixed", "scenario = 'mixed'");
+  expect_input_error("contention run --scenario burst --agent clever", "naive or careful");
+  expect_input_error("contention run --scenario burst --agents 0", "agents = 0");
+  expect_input_error("contention run --scenario burst --agents 4 --tenants 5", "tenants = 5");
+  expect_input_error("contention run --scenario burst --tool-quota 0/60", "tool quota = '0/60'");
+  expect_input_error("contention run --scenario burst --deadline 0", "deadline = 0");
+  expect_input_error("contention run --scenario burst --require leaks<=0", "leaks");
+}
+
+}  // namespace
