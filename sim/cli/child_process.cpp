@@ -76,13 +76,37 @@ bool ChildProcess::read_line(std::string& line) {
   }
 }
 
+namespace {
+
+int code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
+}  // namespace
+
 int ChildProcess::wait() {
+  if (pid_ < 0) return code_;
   int status = 0;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
   pid_ = -1;
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+  return code_ = code_of(status);
+}
+
+bool ChildProcess::ended(int& code) {
+  if (pid_ > 0) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) return false;
+    pid_ = -1;
+    code_ = code_of(status);
+  }
+  code = code_;
+  return true;
+}
+
+void ChildProcess::signal(int signal) {
+  if (pid_ > 0) ::kill(pid_, signal);
 }
 
 }  // namespace relsim::cli

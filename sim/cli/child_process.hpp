@@ -24,12 +24,17 @@ class ChildProcess {
   bool read_line(std::string& line);
   // Waits for it to end: its exit code, or 128 + the signal that ended it.
   int wait();
+  // Whether it has ended, without waiting; if so `code` is as wait() gives it.
+  bool ended(int& code);
+  // Sends it `signal` (while it runs).
+  void signal(int signal);
 
  private:
   pid_t pid_ = -1;
   int out_ = -1;
   std::string buffer_;
   bool eof_ = false;
+  int code_ = -1;
 };
 
 }  // namespace relsim::cli

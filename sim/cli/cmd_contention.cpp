@@ -9,6 +9,7 @@
 #include "relsim/contention/contention.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
+#include "cli/agent_command.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_rules.hpp"
 #include "cli/require_option.hpp"
@@ -21,9 +22,10 @@ const std::vector<std::string> kContentionMetrics{"success",        "tool_429_ra
                                                   "stale_accepted", "locks_past_ttl", "half_written_seen"};
 
 struct ContentionArgs {
-  std::string scenario, agent = "naive", quota = "50/60", log, require;
+  std::string scenario, agent = "naive", agent_cmd, quota = "50/60", log, require;
   contention::ContentionConfig config;
   bool json = false;
+  CLI::Option* deadline = nullptr;
 };
 
 Measured contention_measured(const contention::ContentionScores& s) {
@@ -48,8 +50,17 @@ int run_contention_command(ContentionArgs& a) {
   const auto progress = [&](int done, int total) {
     if (show) std::cerr << fmt::format("\rcontention: {}/{} agents done", done, total) << (done == total ? "\n" : "");
   };
-  const contention::ContentionScores s =
-      contention::run_contention(a.config, a.log.empty() ? std::nullopt : std::optional<std::string>(a.log), progress);
+  contention::AgentRunner runner;
+  if (!a.agent_cmd.empty()) {
+    a.config.external = true;
+    if (!a.deadline->count()) a.config.deadline_s = 60;
+    runner = [words = parse_agent_command(a.agent_cmd)](const contention::ContentionConfig& c,
+                                                         const contention::AgentSlot& slot) {
+      return run_agent_command(words, c, slot);
+    };
+  }
+  const contention::ContentionScores s = contention::run_contention(
+      a.config, a.log.empty() ? std::nullopt : std::optional<std::string>(a.log), progress, runner);
   out() << (a.json ? dump_json(contention::scores_json(s)) + "\n" : contention::scores_table(s)) << std::flush;
   return require_verdict(a.require, kContentionMetrics, contention_measured(s));
 }
@@ -67,16 +78,23 @@ Runner add_contention(CLI::App& app) {
       "  locks held past their TTL, half-written records, 429s; with --concurrency 1 the closed forms are checked");
   run->add_option("--scenario", a->scenario, "interleaved, probe-pairs, crash-mid-write, out-of-order or burst")
       ->required();
-  run->add_option("--agent", a->agent, "the reference agent: naive or careful (docs/contention.md)")->capture_default_str();
+  auto* agent = run->add_option("--agent", a->agent, "the reference agent: naive or careful (docs/contention.md)")
+                    ->capture_default_str();
+  auto* agent_cmd = run->add_option(
+      "--agent-cmd", a->agent_cmd,
+      "your own agent instead, one process each: a command with {tools_url} and {tenant} (and {agent}, {task}, "
+      "{scenario}, {seed}, {increments}, {burst_calls}), split at spaces, no shell");
+  check_value<std::string>(agent_cmd, [](const std::string& text) { parse_agent_command(text); });
+  refuse_with(agent_cmd, agent, "give --agent or --agent-cmd, not both");
   auto* agents = run->add_option("--agents", a->config.agents,
                                  fmt::format("agents, in [1, {}]", contention::kMaxAgents))->capture_default_str();
   run->add_option("--tenants", a->config.tenants, "tenants, in [1, agents]; agent i belongs to tenant i mod M")
       ->capture_default_str();
   run->add_option("--concurrency", a->config.concurrency, "agents at once, in [1, agents] (default: all at once)");
   add_seed_option(*run, a->config.seed, "seeds the shuffled queues and the agents' pauses");
-  run->add_option("--deadline", a->config.deadline_s,
-                  "seconds an agent has for its task, in [0.1, 600]; one still waiting then is deadlocked")
-      ->capture_default_str();
+  a->deadline = run->add_option("--deadline", a->config.deadline_s,
+                                "seconds an agent has for its task, in [0.1, 600]; one still waiting then is "
+                                "deadlocked (default 3, or 60 with --agent-cmd: a process must start first)");
   run->add_option("--increments", a->config.increments, "interleaved: counter increments per agent, in [1, 1000]")
       ->capture_default_str();
   run->add_option("--burst-calls", a->config.burst_calls, "burst: tool calls per agent, in [1, 10000]")

@@ -57,16 +57,15 @@ std::shared_ptr<tools::McpService> make_service(const ContentionConfig& c, const
   return std::make_shared<tools::McpService>(tc, tools::ToolFaultSource{});
 }
 
-// The counters' final values, summed: one key for the naive agents, one
-// per tenant for the careful ones.
+// The counters' final values, summed: the naive agents' one key and the
+// careful agents' one per tenant (an agent of --agent-cmd uses either).
 std::int64_t counted(const ContentionConfig& c, const tools::McpService& service) {
   if (c.scenario != Scenario::interleaved) return 0;
   const auto value = [&](const std::string& key) -> std::int64_t {
     const tools::ScratchEntry e = service.peek(key);
     return e.version ? std::atoll(e.value.c_str()) : 0;
   };
-  if (c.agent == AgentKind::naive) return value("counter");
-  std::int64_t sum = 0;
+  std::int64_t sum = value("counter");
   for (int t = 0; t < c.tenants; ++t) sum += value(fmt::format("t{}:counter", t));
   return sum;
 }
@@ -74,7 +73,7 @@ std::int64_t counted(const ContentionConfig& c, const tools::McpService& service
 }  // namespace
 
 ContentionScores run_contention(const ContentionConfig& config, const std::optional<std::string>& log,
-                                const std::function<void(int, int)>& progress) {
+                                const std::function<void(int, int)>& progress, const AgentRunner& runner) {
   validate(config);
   const Scratch scratch;
   const fs::path log_file = log ? fs::path(*log) : scratch.dir / "calls.jsonl";
@@ -99,7 +98,13 @@ ContentionScores run_contention(const ContentionConfig& config, const std::optio
     for (int w = 0; w < workers; ++w)
       threads.emplace_back([&] {
         for (int i = next++; i < config.agents; i = next++) {
-          reports[static_cast<std::size_t>(i)] = run_reference_agent(config, server.port(), i);
+          const AgentSlot slot{server.port(), i, [&service](const std::string& agent) {
+                                 for (const auto& [name, holder] : service->held_locks())
+                                   if (holder.agent == agent) return true;
+                                 return false;
+                               }};
+          reports[static_cast<std::size_t>(i)] =
+              runner ? runner(config, slot) : run_reference_agent(config, slot.port, slot.index);
           std::lock_guard lock(report_mu);
           if (progress) progress(++finished, config.agents);
         }

@@ -28,7 +28,7 @@ Json scores_json(const ContentionScores& s) {
     predictions.push_back(std::move(j));
   }
   return {{"scenario", to_string(s.config.scenario)},
-          {"agent", to_string(s.config.agent)},
+          {"agent", s.config.external ? std::string_view("agent-cmd") : to_string(s.config.agent)},
           {"agents", s.config.agents},
           {"tenants", s.config.tenants},
           {"concurrency", s.config.concurrency > 0 ? s.config.concurrency : s.config.agents},
@@ -50,7 +50,7 @@ Json scores_json(const ContentionScores& s) {
 std::string scores_table(const ContentionScores& s) {
   const ContentionConfig& c = s.config;
   std::string out = fmt::format("contention: scenario {}, {} agent, {} agents over {} tenants, {} at once, seed {}\n",
-                                to_string(c.scenario), to_string(c.agent), c.agents, c.tenants,
+                                to_string(c.scenario), c.external ? "--agent-cmd's" : to_string(c.agent), c.agents, c.tenants,
                                 c.concurrency > 0 ? c.concurrency : c.agents, c.seed);
   out += fmt::format("  {:<24}{}\n", "success", rate_text(s.success));
   out += fmt::format("  {:<24}{}\n", "tool 429 rate", rate_text(s.tool_429));

@@ -3,6 +3,7 @@
 // can be checked against before it runs (docs/contention.md).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -94,6 +95,25 @@ void burst_prediction(ContentionScores& s) {
   s.predictions.push_back(std::move(p));
 }
 
+// An external agent's calls, 429s and lookups, as the server logged them
+// (its own report says only whether it was done and, if it took a result,
+// whether the result was stale).
+void counts_from_log(std::vector<AgentReport>& agents, const std::vector<Json>& log) {
+  for (const Json& line : log) {
+    const std::string name = line.value("agent", "");
+    if (name.size() < 2 || name[0] != 'a') continue;
+    const int i = std::atoi(name.c_str() + 1);
+    if (i < 0 || i >= static_cast<int>(agents.size())) continue;
+    AgentReport& a = agents[static_cast<std::size_t>(i)];
+    ++a.tool_calls;
+    a.http_429 += line.value("stage", "") == "quota";
+    if (line.value("tool", "") == "cache_get" && line.contains("outcome")) {
+      ++a.lookups;
+      a.wrong_tenant_hits += line["outcome"] == "hit" && line["facts"].value("other_tenant", false);
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(Scenario s) { return kScenarios[static_cast<int>(s)]; }
@@ -141,6 +161,7 @@ ContentionScores score(const ContentionConfig& config, std::vector<AgentReport> 
                        std::int64_t counted, std::int64_t locks_held_at_end) {
   ContentionScores s;
   s.config = config;
+  if (config.external) counts_from_log(agents, log);
   for (const AgentReport& a : agents) {
     if (!a.crashed) {
       ++s.success.n;
@@ -158,7 +179,7 @@ ContentionScores score(const ContentionConfig& config, std::vector<AgentReport> 
     s.half_written_seen += a.half_written_seen;
   }
   if (config.scenario == Scenario::interleaved)
-    s.lost_updates = std::int64_t{config.agents} * config.increments - counted;
+    s.lost_updates = std::int64_t{config.agents} * config.increments - counted;  // the same counters, by contract
   for (const Json& line : log) {
     const bool scratch = line.value("tool", "").starts_with("scratch_");
     if (scratch && line.contains("facts") && line["facts"].value("other_tenant", false)) ++s.collisions;

@@ -172,14 +172,17 @@ bool write_record(Agent& a) {
   const std::string token = take(a, lock, a.careful ? 300 : 0);
   if (token.empty()) return false;
   const std::string me = fmt::format("a{}", a.i), email = fmt::format("a{}@t{}.example", a.i, a.t);
-  if (a.careful) {
-    if (dies) return a.report.crashed = true, false;
-    a.call("scratch_put", {{"key", a.name("profile")}, {"value", Json{{"name", me}, {"email", email}}.dump()}});
-  } else {
-    a.call("scratch_put", {{"key", "profile:name"}, {"value", me}});
-    if (dies) return a.report.crashed = true, false;  // dies holding the lock, the record half written
-    a.call("scratch_put", {{"key", "profile:email"}, {"value", email}});
+  // A dying agent stops holding the lock: the careful one before its one
+  // write, the naive one between its two (the record half written).
+  if (!a.careful) a.call("scratch_put", {{"key", "profile:name"}, {"value", me}});
+  if (dies) {
+    a.report.crashed = true;
+    return false;
   }
+  if (a.careful)
+    a.call("scratch_put", {{"key", a.name("profile")}, {"value", Json{{"name", me}, {"email", email}}.dump()}});
+  else
+    a.call("scratch_put", {{"key", "profile:email"}, {"value", email}});
   a.call("lock_release", {{"name", lock}, {"token", token}});
   read_record(a);
   return true;

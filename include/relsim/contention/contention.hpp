@@ -56,6 +56,7 @@ struct ContentionConfig {
   int increments = 10;      // interleaved: counter increments per agent
   int burst_calls = 20;     // burst: tool calls per agent
   tools::QuotaSpec quota{50, 60'000};  // burst: per tenant
+  bool external = false;    // the agents are the user's programs (--agent-cmd): scored from the server's log
 };
 // Throws InputError naming the value and its range.
 void validate(const ContentionConfig& config);
@@ -105,12 +106,25 @@ struct ContentionScores {
   std::vector<AgentReport> agents;
 };
 
+// What an agent runner is given: the server's port, the agent's index, and
+// whether the agent (by its name, "a{i}") holds a shared lock now.
+struct AgentSlot {
+  int port = 0;
+  int index = 0;
+  std::function<bool(const std::string& agent)> holds_lock;
+};
+// Runs one agent's task (by default relsim's reference agents,
+// run_reference_agent); relsim contention run --agent-cmd gives one that
+// starts the user's program instead (docs/contention.md).
+using AgentRunner = std::function<AgentReport(const ContentionConfig&, const AgentSlot&)>;
+
 // Runs the scenario against a tools server this call starts on 127.0.0.1
 // and stops, its call log kept at `log` if given (else in a temporary
 // folder, removed). `progress(done, total)` is called from the agents'
-// threads, one at a time, as agents finish.
+// threads, one at a time, as agents finish. With an external `runner`
+// (config.external), what the agents did is read from the server's log.
 ContentionScores run_contention(const ContentionConfig& config, const std::optional<std::string>& log = std::nullopt,
-                                const std::function<void(int, int)>& progress = {});
+                                const std::function<void(int, int)>& progress = {}, const AgentRunner& runner = {});
 
 // The agents' part of one scenario (reference_agents.cpp): agent `i`'s
 // task against the tools server at `port`.
