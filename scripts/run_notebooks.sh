@@ -7,6 +7,8 @@
 # notebooks run it to write their CSVs to data/notebooks/ and their figures to
 # notebooks/figures/ (or both under $RELSIM_NB_OUT when that is set; ctest sets
 # it to a folder in the build tree so a test run leaves the sources alone).
+# ctest also sets RELSIM_NB_SMOKE=1: a notebook whose figure rests on many
+# replicate runs runs fewer (04: 40 seeds a point instead of 200).
 #
 # By default the executed notebooks go to a temporary folder and are thrown
 # away, so the notebooks in the repository (kept without outputs) do not churn;
@@ -21,7 +23,7 @@ exe=""
 for arg in "$@"; do
   case $arg in
     --inplace) inplace=1 ;;
-    -h | --help) sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) sed -n '2,20s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
     -*) echo "run_notebooks: unknown option $arg" >&2; exit 2 ;;
     *) exe=$arg ;;
   esac
