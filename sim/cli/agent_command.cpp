@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -72,7 +73,7 @@ contention::AgentReport run_agent_command(const std::vector<std::string>& words,
   contention::AgentReport r;
   r.agent = slot.index;
   r.tenant = t;
-  ChildProcess child(argv, {});
+  ChildProcess child(argv, {}, true);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(c.deadline_s);
   const bool dies = c.scenario == contention::Scenario::crash_mid_write && slot.index % 5 == 4;
   int code = 0;
@@ -84,6 +85,7 @@ contention::AgentReport run_agent_command(const std::vector<std::string>& words,
       r.crashed = true;  // killed holding its lock, as a crash would
       child.signal(SIGKILL);
     }
+    child.drain();
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   // Its last line of output, if JSON: {"done": bool, "stale": bool}.
@@ -91,9 +93,12 @@ contention::AgentReport run_agent_command(const std::vector<std::string>& words,
   while (child.read_line(line))
     if (!line.empty()) last = line;
   const Json report = Json::parse(last, nullptr, false);
-  const bool said_done = !report.is_object() || report.value("done", true);
-  r.done = code == 0 && !r.stuck && !r.crashed && said_done;
-  r.stale_accepted = report.is_object() && report.value("stale", false);
+  const auto flag = [&](const char* key) -> std::optional<bool> {
+    if (!report.is_object() || !report.contains(key) || !report[key].is_boolean()) return std::nullopt;
+    return report[key].get<bool>();
+  };
+  r.done = code == 0 && !r.stuck && !r.crashed && flag("done").value_or(true);
+  r.stale_accepted = flag("stale").value_or(false);
   return r;
 }
 

@@ -1,5 +1,7 @@
 // relsim contention run's engine (contention.hpp): a tools server in this
 // process, the agents on threads, then the scores.
+#include <sys/resource.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -70,11 +72,29 @@ std::int64_t counted(const ContentionConfig& c, const tools::McpService& service
   return sum;
 }
 
+// Both ends of every agent's connection are in this process (and a pipe per
+// program with --agent-cmd): the soft limit on descriptors is raised to what
+// the run needs, as far as the hard limit allows, or the run is refused.
+void enough_descriptors(const ContentionConfig& c) {
+  const int at_once = c.concurrency > 0 ? c.concurrency : c.agents;
+  const auto needed = static_cast<rlim_t>(4 * at_once + 64);
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  if (limit.rlim_cur >= needed) return;
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed)
+    throw InputError(fmt::format("agents at once = {} need {} file descriptors and the hard limit is {}: lower "
+                                 "--concurrency or raise the limit (ulimit -Hn)",
+                                 at_once, needed, limit.rlim_max));
+  limit.rlim_cur = needed;
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
 }  // namespace
 
 ContentionScores run_contention(const ContentionConfig& config, const std::optional<std::string>& log,
                                 const std::function<void(int, int)>& progress, const AgentRunner& runner) {
   validate(config);
+  enough_descriptors(config);
   const Scratch scratch;
   const fs::path log_file = log ? fs::path(*log) : scratch.dir / "calls.jsonl";
   auto service = make_service(config, scratch.dir / "box", log_file);
@@ -92,24 +112,23 @@ ContentionScores run_contention(const ContentionConfig& config, const std::optio
   std::mutex report_mu;
   int finished = 0;
   const int workers = config.concurrency > 0 ? config.concurrency : config.agents;
+  FirstError error;  // an agent that throws (a program that cannot start) stops the others from starting
   {
     std::vector<std::jthread> threads;
     threads.reserve(static_cast<std::size_t>(workers));
     for (int w = 0; w < workers; ++w)
       threads.emplace_back([&] {
-        for (int i = next++; i < config.agents; i = next++) {
-          const AgentSlot slot{server.port(), i, [&service](const std::string& agent) {
-                                 for (const auto& [name, holder] : service->held_locks())
-                                   if (holder.agent == agent) return true;
-                                 return false;
-                               }};
-          reports[static_cast<std::size_t>(i)] =
-              runner ? runner(config, slot) : run_reference_agent(config, slot.port, slot.index);
-          std::lock_guard lock(report_mu);
-          if (progress) progress(++finished, config.agents);
-        }
+        for (int i = next++; i < config.agents && !error.failed(); i = next++)
+          error.run([&] {
+            const AgentSlot slot{server.port(), i, [&service](const std::string& agent) { return service->holds_lock(agent); }};
+            reports[static_cast<std::size_t>(i)] =
+                runner ? runner(config, slot) : run_reference_agent(config, slot.port, slot.index);
+            std::lock_guard lock(report_mu);
+            if (progress) progress(++finished, config.agents);
+          });
       });
   }
+  error.rethrow();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::int64_t total = counted(config, *service);
   std::int64_t held = 0;  // locks that will never expire (TTL 0) held after every agent stopped

@@ -186,6 +186,7 @@ ContentionScores score(const ContentionConfig& config, std::vector<AgentReport> 
   }
   s.locks_past_ttl = locks_held_at_end;
   s.agents = std::move(agents);
+  if (config.external) return s;  // the closed forms are the reference agents'
   if (config.scenario == Scenario::burst)
     burst_prediction(s);
   else if (config.concurrency == 1)

@@ -2,6 +2,9 @@
 // HTTP over one kept-alive connection.
 #include "relsim/contention/mcp_client.hpp"
 
+#include <sys/socket.h>
+#include <sys/time.h>
+
 #include <utility>  // before Asio: boost 1.74 awaitable.hpp uses std::exchange without it
 
 #include <boost/asio/connect.hpp>
@@ -28,24 +31,48 @@ struct McpClient::Impl {
   std::string target, host;
   std::uint64_t next_id = 1;
 
-  // One exchange; false if the connection failed or the server closed it.
-  bool exchange(const http::request<http::string_body>& req, http::response<http::string_body>& res) {
+  enum class Result { answered, closed_idle, failed };
+
+  bool connect() {
     beast::error_code ec;
-    if (!open) {
-      stream.expires_after(std::chrono::seconds(10));
-      stream.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)), ec);
-      if (ec) return false;
-      open = true;
-    }
-    stream.expires_after(std::chrono::seconds(30));
+    stream.socket().connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)), ec);
+    if (ec) return false;
+    // Blocking calls ignore Beast's expiry: the socket's own timeouts bound
+    // a server that stops answering.
+    const timeval limit{30, 0};
+    ::setsockopt(stream.socket().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    ::setsockopt(stream.socket().native_handle(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+    open = true;
+    return true;
+  }
+
+  void close() {
+    beast::error_code ignored;
+    stream.socket().close(ignored);
+    open = false;
+  }
+
+  // One exchange. closed_idle: a kept-alive connection the server had
+  // closed before this request reached it (nothing written, or the end of
+  // the stream before any byte of an answer), which is safe to send again.
+  Result exchange(const http::request<http::string_body>& req, http::response<http::string_body>& res) {
+    const bool reused = open;
+    if (!open && !connect()) return Result::failed;
+    beast::error_code ec;
     http::write(stream, req, ec);
-    beast::flat_buffer buffer;
-    if (!ec) http::read(stream, buffer, res, ec);
-    if (ec || !res.keep_alive()) {
-      stream.socket().close(ec);
-      open = false;
+    if (ec) {
+      close();
+      return reused ? Result::closed_idle : Result::failed;
     }
-    return res.result_int() != 0 && !ec;
+    beast::flat_buffer buffer;
+    http::read(stream, buffer, res, ec);
+    if (ec) {
+      const bool nothing = ec == http::error::end_of_stream && buffer.size() == 0;
+      close();
+      return reused && nothing ? Result::closed_idle : Result::failed;
+    }
+    if (!res.keep_alive()) close();
+    return Result::answered;
   }
 };
 
@@ -71,11 +98,14 @@ ToolReply McpClient::call(const std::string& tool, const Json& arguments) {
   req.prepare_payload();
   http::response<http::string_body> res;
   ToolReply reply;
-  // A connection the server closed while idle is opened again once.
-  if (!impl_->exchange(req, res) && res.result_int() == 0) {
+  // Sent again only when the server cannot have seen it (a kept-alive
+  // connection it had closed); a call it may have run is not repeated.
+  Impl::Result sent = impl_->exchange(req, res);
+  if (sent == Impl::Result::closed_idle) {
     res = {};
-    if (!impl_->exchange(req, res)) return reply;
+    sent = impl_->exchange(req, res);
   }
+  if (sent != Impl::Result::answered) return reply;
   reply.status = res.result_int();
   if (reply.status == 429) {
     const auto it = res.find(http::field::retry_after);

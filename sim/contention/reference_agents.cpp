@@ -72,8 +72,10 @@ bool count_up(Agent& a) {
         a.call("scratch_put", {{"key", key}, {"value", next}});
         break;
       }
-      const ToolReply set =
-          a.call("scratch_cas", {{"key", key}, {"version", got.result.value("version", 0)}, {"value", next}});
+      const std::int64_t version = got.result.is_object() && got.result["version"].is_number_integer()
+                                       ? got.result["version"].get<std::int64_t>()
+                                       : 0;
+      const ToolReply set = a.call("scratch_cas", {{"key", key}, {"version", version}, {"value", next}});
       if (set.result.is_object() && set.result.value("stored", false)) break;
       a.pause(attempt);
     }

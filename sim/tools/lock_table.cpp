@@ -15,6 +15,8 @@ LockAcquire LockTable::acquire(std::string_view name, const std::string& tenant,
   }
   const bool expired = it != locks_.end();
   if (expired) previous = it->second;
+  if (!expired && locks_.size() >= kMaxLocks)  // expired locks make room first
+    std::erase_if(locks_, [&](const auto& entry) { return entry.second.expired_at(now_ms); });
   if (!expired && locks_.size() >= kMaxLocks) return LockAcquire::full;
   holder = {fmt::format("{}#{}", name, ++grants_), tenant, agent, now_ms, ttl_ms};
   if (expired)
@@ -30,6 +32,12 @@ LockRelease LockTable::release(std::string_view name, std::string_view token, st
   const bool expired = it->second.expired_at(now_ms);
   locks_.erase(it);
   return expired ? LockRelease::expired : LockRelease::released;
+}
+
+bool LockTable::held_by(std::string_view agent, std::int64_t now_ms) const {
+  for (const auto& [name, holder] : locks_)
+    if (holder.agent == agent && !holder.expired_at(now_ms)) return true;
+  return false;
 }
 
 std::vector<std::pair<std::string, LockHolder>> LockTable::held(std::int64_t now_ms) const {

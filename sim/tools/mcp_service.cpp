@@ -86,6 +86,11 @@ std::vector<std::pair<std::string, LockHolder>> McpService::held_locks() const {
   return shared_.locks().held(now_ms());
 }
 
+bool McpService::holds_lock(std::string_view agent) const {
+  std::lock_guard lock(mu_);
+  return shared_.locks().held_by(agent, now_ms());
+}
+
 ScratchEntry McpService::peek(std::string_view key) const {
   std::lock_guard lock(mu_);
   return shared_.scratchpad().get(key);

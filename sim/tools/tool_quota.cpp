@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -34,10 +35,14 @@ QuotaSpec parse_quota(std::string_view spec) {
 }
 
 QuotaDecision ToolQuota::take(std::string_view tenant, std::int64_t now_ms) {
-  auto it = tenants_.find(tenant);
-  if (it == tenants_.end()) it = tenants_.emplace(std::string(tenant), Window{}).first;
-  Window& w = it->second;
   const std::int64_t index = now_ms / spec_.window_ms;
+  auto it = tenants_.find(tenant);
+  if (it == tenants_.end()) {
+    // Bounded: past kMaxTenants, the counts of windows that have ended go.
+    if (tenants_.size() >= kMaxTenants) std::erase_if(tenants_, [&](const auto& e) { return e.second.index < index; });
+    it = tenants_.emplace(std::string(tenant), Window{}).first;
+  }
+  Window& w = it->second;
   if (w.index != index) w = {index, 0};
   if (w.used >= spec_.calls) {
     const std::int64_t left_ms = (index + 1) * spec_.window_ms - now_ms;

@@ -45,6 +45,20 @@ TEST(ContentionCli, RefusesBadInputInOneLine) {
   expect_input_error("contention run --scenario burst --tool-quota 0/60", "tool quota = '0/60'");
   expect_input_error("contention run --scenario burst --deadline 0", "deadline = 0");
   expect_input_error("contention run --scenario burst --require leaks<=0", "leaks");
+  // --agent-cmd: the two required placeholders, no unknown one, a program that exists.
+  expect_input_error({"contention", "run", "--scenario", "burst", "--agent-cmd", "node a.mjs {tools_url}"}, "has no {tenant}");
+  expect_input_error({"contention", "run", "--scenario", "burst", "--agent-cmd", "node a.mjs {tenant}"},
+                     "has no {tools_url}");
+  expect_input_error({"contention", "run", "--scenario", "burst", "--agent-cmd", "x {tools_url} {tenant} {colour}"},
+                     "{colour} is not a placeholder");
+  expect_input_error({"contention", "run", "--scenario", "burst", "--agent-cmd", "x {tools_url} {tenant} {model_url}"},
+                     "{model_url} is not served yet");
+  expect_input_error({"contention", "run", "--scenario", "burst", "--agent", "careful", "--agent-cmd",
+                      "x {tools_url} {tenant}"},
+                     "not both");
+  expect_input_error({"contention", "run", "--scenario", "burst", "--agents", "3", "--tenants", "1", "--agent-cmd",
+                      "/nonexistent/agent {tools_url} {tenant}"},
+                     "cannot start '/nonexistent/agent'");
 }
 
 }  // namespace

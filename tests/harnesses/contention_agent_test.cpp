@@ -40,10 +40,8 @@ TEST(ContentionAgentCmd, McpSdkAgentsOverTenTenantsAreScoredFromTheServersLog) {
   EXPECT_EQ(j["collisions"], 0);
   // Its calls as the server logged them: 10 reads and 10 writes each, and the locks.
   EXPECT_GE(j["tool_429_rate"]["n"], 30 * 24);
-  // Read-then-write loses updates only to agents of its own tenant, never more than all of them.
-  EXPECT_GE(j["lost_updates"], 0);
-  EXPECT_LE(j["lost_updates"], 300);
   EXPECT_EQ(j["agent"], "agent-cmd");
+  EXPECT_TRUE(j["predictions"].empty());  // the closed forms are the reference agents', not this one's
 }
 
 }  // namespace

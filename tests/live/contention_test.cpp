@@ -23,9 +23,10 @@ ContentionConfig config(Scenario s, AgentKind a, int concurrency) {
   c.agents = 20;
   c.tenants = 4;
   c.concurrency = concurrency;
-  // One at a time, a deadlocked agent waits out its deadline alone; all at
-  // once, a careful agent may wait behind a dead holder's TTL (0.3 s each).
-  c.deadline_s = concurrency == 1 ? 0.5 : 10.0;
+  // One at a time, a deadlocked agent waits out its deadline alone (crash-
+  // mid-write: 15 of them); all at once, a careful agent may wait behind a
+  // dead holder's TTL (0.3 s each).
+  c.deadline_s = concurrency != 1 ? 10.0 : s == Scenario::crash_mid_write ? 1.0 : 5.0;
   return c;
 }
 
@@ -77,6 +78,9 @@ TEST(Contention, OneAtATimeOutOfOrderTakesOneOfKPlusTwo) {
   for (int k = 0; k < 20; ++k) right += 1.0 / (k + 2);
   EXPECT_NEAR(predicted(s, "stale accepted, one at a time"), 1 - right / 20, 1e-12);
   EXPECT_EQ(s.stale_accepted.n, 20);
+  // The draws of this seed (Philox stream 15), pinned: a queue that always
+  // handed out a stale result (20) would still sit inside the interval.
+  EXPECT_EQ(s.stale_accepted.k, 18);
 }
 
 TEST(Contention, OneAtATimeBurstRetriesEveryRefusalThreeTimes) {
@@ -102,9 +106,10 @@ TEST(Contention, AllAtOnceTheCarefulAgentPassesEveryPattern) {
     EXPECT_EQ(s.locks_past_ttl, 0);
     EXPECT_EQ(s.half_written_seen, 0);
   }
-  // burst: a careful agent meets a 429 once and stops, so 429s are the agents turned away.
+  // burst: a careful agent meets a 429 once and stops, so 429s are the
+  // agents turned away: those not served all 20 calls.
   const ContentionScores b = run_contention(config(Scenario::burst, AgentKind::careful, 0));
-  EXPECT_LE(b.tool_429.k, 20);
+  EXPECT_EQ(b.tool_429.k, b.success.n - b.success.k);
   EXPECT_EQ(b.tool_429.n - b.tool_429.k, 4 * 50);  // every tenant's quota served exactly
 }
 
@@ -113,8 +118,7 @@ TEST(Contention, AllAtOnceTheNaiveAgentsCollideAndLoseUpdates) {
   c.deadline_s = 1.5;  // agents that took the two locks in opposite orders wait it out
   const ContentionScores s = run_contention(c);
   EXPECT_GT(s.collisions, 0);  // two tenants write one key: at least one call meets the other's entry
-  EXPECT_LE(s.lost_updates, 20 * 10);
-  EXPECT_GE(s.lost_updates, 0);
+  EXPECT_EQ(s.deadlocks + s.success.k, 20);  // each agent either finished or was still waiting
 }
 
 TEST(Contention, ALogIsKeptWhenAskedAndBadConfigsAreRefused) {

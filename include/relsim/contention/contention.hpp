@@ -99,9 +99,9 @@ struct ContentionScores {
   std::int64_t collisions = 0;     // scratchpad calls that met another tenant's entry (the server's log)
   std::int64_t deadlocks = 0;      // agents stuck at the deadline
   Rate stale_accepted;             // of agents that took a result
-  std::int64_t locks_past_ttl = 0; // locks still held after every agent stopped, or taken over expired
+  std::int64_t locks_past_ttl = 0; // locks held after every agent stopped that will never expire (TTL 0)
   std::int64_t half_written_seen = 0;
-  std::vector<Prediction> predictions;
+  std::vector<Prediction> predictions;  // the reference agents' closed forms; none with --agent-cmd
   double seconds = 0.0;
   std::vector<AgentReport> agents;
 };

@@ -2,10 +2,11 @@
 // A small blocking MCP client for relsim's reference agents
 // (docs/contention.md, "The reference agents"): tools/call over the
 // streamable HTTP transport, one kept-alive connection per agent to a tools
-// server on 127.0.0.1, reconnecting when the server closes it. Nothing
-// here retries: what a call met (a 429 and its retry-after, an error
-// result, a dropped connection) goes back to the agent, whose policy is
-// what the suite tests.
+// server on 127.0.0.1, reconnecting when the server closes it. A call is
+// sent again only when the server cannot have seen it (it had closed the
+// kept-alive connection first); otherwise what a call met (a 429 and its
+// retry-after, an error result, a dropped connection) goes back to the
+// agent, whose policy is what the suite tests.
 #include <cstdint>
 #include <memory>
 #include <string>

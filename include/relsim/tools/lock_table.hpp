@@ -46,6 +46,8 @@ class LockTable {
   LockRelease release(std::string_view name, std::string_view token, std::int64_t now_ms);
   // The locks held now (not expired): name and holder, for the run's report.
   std::vector<std::pair<std::string, LockHolder>> held(std::int64_t now_ms) const;
+  // Whether `agent` holds a lock now (not expired).
+  bool held_by(std::string_view agent, std::int64_t now_ms) const;
 
  private:
   std::map<std::string, LockHolder, std::less<>> locks_;

@@ -79,6 +79,8 @@ class McpService {
   const Sandbox& sandbox() const { return sandbox_; }
   // The shared locks held now (not expired), for a run's report.
   std::vector<std::pair<std::string, LockHolder>> held_locks() const;
+  // Whether `agent` holds a shared lock now (not expired).
+  bool holds_lock(std::string_view agent) const;
   // A scratchpad entry as it is now, read without a call or a log line.
   ScratchEntry peek(std::string_view key) const;
 

@@ -50,7 +50,8 @@ struct SharedRun {
   ToolRun run;
   std::string key;      // the key, scope, lock or queue named; empty if the arguments were refused
   std::string outcome;  // found, absent, stored, conflict, full, listed, hit, miss, acquired, took_expired, busy,
-                        // released, expired, not_held, submitted, delivered, empty, half_written or refused
+                        // released, expired, not_held, submitted, delivered, empty, half_written, failed
+                        // (a tool that writes nothing, under partial_write) or refused
   Json facts = Json::object();  // other_tenant, version, partial, similarity, owner, stale, ...
 };
 

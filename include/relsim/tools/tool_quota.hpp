@@ -6,12 +6,17 @@
 // `retry-after` of the whole seconds left in the window, before it reaches
 // any tool or takes a fault; the tenants' counts are independent, so one
 // tenant's agents can use up their own quota and nobody else's.
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
 
 namespace relsim::tools {
+
+// Tenants counted at once; past it, the counts of ended windows are dropped
+// (a tenant's name is 1 to 64 characters: a few megabytes at most).
+inline constexpr std::size_t kMaxTenants = 100'000;
 
 struct QuotaSpec {
   std::int64_t calls = 0;      // per window, >= 1
