@@ -7,7 +7,8 @@
 #   2. the same suite under AddressSanitizer + UBSan, then under
 #      ThreadSanitizer (scripts/sanitize.sh asan, tsan; build-asan, build-tsan);
 #   3. the libFuzzer targets for 210 s in all, split evenly between them
-#      and run two at a time (scripts/fuzz.sh; built in build-asan).
+#      and run two at a time (scripts/fuzz.sh; built in build-asan), in the
+#      background beside the TSan tests.
 # The sanitizer builds are compiled one after the other while the Release
 # tests and then the ASan tests run, at the lowest CPU and I/O priority: they
 # take the cycles the tests leave (the harnesses, the browser and the
@@ -133,8 +134,16 @@ case $mode in
     built "asan+ubsan build" "$marker"
     step "asan+ubsan ctest" scripts/sanitize.sh asan --test
     join
+    # The fuzzers (ASan tree) run beside the TSan tests, at the lowest
+    # priority: the tests spend part of their time waiting (load, contention
+    # and live tests), and the fuzzers take those cycles instead of a
+    # 2-minute step of their own. Their budget is wall time, so they fuzz
+    # less while the tests run and at full speed once they end; the table
+    # of executions and coverage per target is printed either way.
+    background "fuzz (210 s in all)" scripts/fuzz.sh --no-build --total-seconds 210
     step "tsan ctest" scripts/sanitize.sh tsan --test
-    step "fuzz (210 s in all)" scripts/fuzz.sh --no-build --total-seconds 210
+    join
+    sed -n '/^target /,$p' "$bg_log" >&2
     ;;
 esac
 summary

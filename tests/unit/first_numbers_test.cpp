@@ -10,7 +10,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <map>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -222,66 +225,70 @@ std::optional<std::int64_t> scan(const std::function<double(std::int64_t)>& succ
   return std::nullopt;
 }
 
+// f with its values kept: the scans and the solver ask for the same values
+// under every target, and each is an exact_matrix.
+std::function<double(std::int64_t)> remembered(std::function<double(std::int64_t)> f) {
+  auto seen = std::make_shared<std::map<std::int64_t, double>>();
+  return [f = std::move(f), seen](std::int64_t v) {
+    auto it = seen->find(v);
+    if (it == seen->end()) it = seen->emplace(v, f(v)).first;
+    return it->second;
+  };
+}
+
+// The solver against a scan of every value, for r, b, s and B.
+void expect_solved_like_a_scan(SolveParam param, const std::function<double(std::int64_t)>& success,
+                               std::int64_t low, std::int64_t limit, double target) {
+  const auto point = [&success](std::int64_t v) { return SolvePoint{v, success(v), 0.0}; };
+  const SolveResult r = solve_for_target(param, target, low, limit, point);
+  const auto expected = scan(success, target, low, limit);
+  ASSERT_EQ(r.found.has_value(), expected.has_value()) << to_string(param) << " " << target;
+  if (expected) EXPECT_EQ(r.found->value, *expected) << to_string(param) << " " << target;
+}
+
 TEST(Solve, FindsWhatAScanOfEveryValueFinds) {
   ExactOptions opt;
   opt.distribution = false;
   opt.kinds = parse_fault_weights("cut=2,http_529=1,stall=1");
   int checked = 0;
   for (const auto& [p, q] : {std::pair{0.02, 0.8}, std::pair{0.3, 0.8}, std::pair{0.1, 0.5}, std::pair{0.4, 0.95}})
-    for (const PolicyKind kind : {PolicyKind::simple, PolicyKind::layered, PolicyKind::naive, PolicyKind::budgeted})
+    for (const PolicyKind kind : {PolicyKind::simple, PolicyKind::layered, PolicyKind::naive, PolicyKind::budgeted}) {
+      SCOPED_TRACE(::testing::Message() << p << " " << q << " " << to_string(kind));
+      const Model model{p, q};
+      Policy base{20, 1};
+      base.kind = kind;
+      base.s = 1;
+      base.B = 3;
+      const auto with_r = remembered([&](std::int64_t v) {
+        Policy pol = base;
+        pol.r = static_cast<int>(v);
+        return exact_matrix(model, pol, opt).success;
+      });
+      const auto with_b = remembered([&](std::int64_t v) {
+        Model m = model;
+        m.b = v;
+        return exact_matrix(m, base, opt).success;
+      });
+      const auto with_s = remembered([&](std::int64_t v) {
+        Policy pol = base;
+        pol.s = static_cast<int>(v);
+        return exact_matrix(model, pol, opt).success;
+      });
+      const auto with_budget = remembered([&](std::int64_t v) {
+        Policy pol = base;
+        pol.B = static_cast<int>(v);
+        pol.r = 4;
+        pol.s = 3;
+        return exact_matrix(model, pol, opt).success;
+      });
       for (const double target : {0.5, 0.9, 0.99, 0.999}) {
-        const Model model{p, q};
-        Policy base{20, 1};
-        base.kind = kind;
-        base.s = 1;
-        base.B = 3;
-        auto with_r = [&](std::int64_t v) {
-          Policy pol = base;
-          pol.r = static_cast<int>(v);
-          return exact_matrix(model, pol, opt).success;
-        };
-        const auto point = [&](const std::function<double(std::int64_t)>& f) {
-          return [f](std::int64_t v) { return SolvePoint{v, f(v), 0.0}; };
-        };
-        const SolveResult r = solve_for_target(SolveParam::r, target, 0, 40, point(with_r));
-        const auto expected = scan(with_r, target, 0, 40);
-        ASSERT_EQ(r.found.has_value(), expected.has_value()) << p << " " << q << " " << to_string(kind) << " " << target;
-        if (expected) EXPECT_EQ(r.found->value, *expected);
-        auto with_b = [&](std::int64_t v) {
-          Model m = model;
-          m.b = v;
-          return exact_matrix(m, base, opt).success;
-        };
-        const SolveResult b = solve_for_target(SolveParam::b, target, 0, 60, point(with_b));
-        const auto expected_b = scan(with_b, target, 0, 60);
-        ASSERT_EQ(b.found.has_value(), expected_b.has_value());
-        if (expected_b) EXPECT_EQ(b.found->value, *expected_b);
-        if (kind != PolicyKind::simple) {
-          auto with_s = [&](std::int64_t v) {
-            Policy pol = base;
-            pol.s = static_cast<int>(v);
-            return exact_matrix(model, pol, opt).success;
-          };
-          const SolveResult s = solve_for_target(SolveParam::s, target, 0, 40, point(with_s));
-          const auto expected_s = scan(with_s, target, 0, 40);
-          ASSERT_EQ(s.found.has_value(), expected_s.has_value());
-          if (expected_s) EXPECT_EQ(s.found->value, *expected_s);
-        }
-        if (kind == PolicyKind::budgeted) {
-          auto with_budget = [&](std::int64_t v) {
-            Policy pol = base;
-            pol.B = static_cast<int>(v);
-            pol.r = 4;
-            pol.s = 3;
-            return exact_matrix(model, pol, opt).success;
-          };
-          const SolveResult B = solve_for_target(SolveParam::B, target, 1, 20, point(with_budget));
-          const auto expected_B = scan(with_budget, target, 1, 20);
-          ASSERT_EQ(B.found.has_value(), expected_B.has_value());
-          if (expected_B) EXPECT_EQ(B.found->value, *expected_B);
-        }
+        expect_solved_like_a_scan(SolveParam::r, with_r, 0, 40, target);
+        expect_solved_like_a_scan(SolveParam::b, with_b, 0, 60, target);
+        if (kind != PolicyKind::simple) expect_solved_like_a_scan(SolveParam::s, with_s, 0, 40, target);
+        if (kind == PolicyKind::budgeted) expect_solved_like_a_scan(SolveParam::B, with_budget, 1, 20, target);
         ++checked;
       }
+    }
   EXPECT_EQ(checked, 64);
 }
 
