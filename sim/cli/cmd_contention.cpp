@@ -1,13 +1,17 @@
 // relsim contention run: many agents at once against the shared tools,
 // scored (docs/contention.md).
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "relsim/contention/contention.hpp"
 #include "relsim/core/error.hpp"
+#include "relsim/core/files.hpp"
+#include "relsim/core/version.hpp"
 #include "relsim/core/rng.hpp"
 #include "cli/agent_command.hpp"
 #include "cli/commands.hpp"
@@ -17,12 +21,13 @@
 namespace relsim::cli {
 namespace {
 
-const std::vector<std::string> kContentionMetrics{"success",        "tool_429_rate", "wrong_tenant_hit_rate",
-                                                  "lost_updates",   "collisions",    "deadlocks",
-                                                  "stale_accepted", "locks_past_ttl", "half_written_seen"};
+const std::vector<std::string> kContentionMetrics{"success",        "tool_429_rate",  "wrong_tenant_hit_rate",
+                                                  "lost_updates",   "collisions",     "deadlocks",
+                                                  "stale_accepted", "locks_past_ttl", "half_written_seen",
+                                                  "pool_wait_p99"};
 
 struct ContentionArgs {
-  std::string scenario, agent = "naive", agent_cmd, quota = "50/60", log, require;
+  std::string scenario, agent = "naive", agent_cmd, quota = "50/60", log, history, require;
   contention::ContentionConfig config;
   bool json = false;
   CLI::Option* deadline = nullptr;
@@ -39,13 +44,28 @@ Measured contention_measured(const contention::ContentionScores& s) {
               {"stale_accepted", s.stale_accepted.value()},
               {"locks_past_ttl", double(s.locks_past_ttl)},
               {"half_written_seen", double(s.half_written_seen)}};
+  if (s.pool_wait_p99)
+    m.values["pool_wait_p99"] = *s.pool_wait_p99;
+  else
+    m.missing["pool_wait_p99"] = "only long-short and mixed measure the pool wait";
   return m;
+}
+
+// --history FILE: the run's scores as one JSON line, with when and which
+// relsim, appended (docs/contention.md, History).
+void append_history(const std::string& file, const contention::ContentionScores& s) {
+  Json line = contention::scores_json(s);
+  line["time"] = fmt::format("{:%FT%TZ}", std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
+  line["relsim"] = std::string(version());
+  line["commit"] = std::string(commit());
+  append_line(file, line.dump(), "history file");
 }
 
 int run_contention_command(ContentionArgs& a) {
   a.config.scenario = contention::parse_scenario(a.scenario);
   a.config.agent = contention::parse_agent_kind(a.agent);
   a.config.quota = tools::parse_quota(a.quota);
+  if (!a.history.empty()) check_appendable(a.history, "history file");
   const bool show = terminal_progress();
   const auto progress = [&](int done, int total) {
     if (show) std::cerr << fmt::format("\rcontention: {}/{} agents done", done, total) << (done == total ? "\n" : "");
@@ -61,6 +81,7 @@ int run_contention_command(ContentionArgs& a) {
   }
   const contention::ContentionScores s = contention::run_contention(
       a.config, a.log.empty() ? std::nullopt : std::optional<std::string>(a.log), progress, runner);
+  if (!a.history.empty()) append_history(a.history, s);
   out() << (a.json ? dump_json(contention::scores_json(s)) + "\n" : contention::scores_table(s)) << std::flush;
   return require_verdict(a.require, kContentionMetrics, contention_measured(s));
 }
@@ -75,8 +96,12 @@ Runner add_contention(CLI::App& app) {
       "run N reference agents over M tenants at once against the MCP tools server's shared tools (a scratchpad,\n"
       "  a semantic cache, locks, result queues, a per-tenant quota) in one scenario, and score what a\n"
       "  sequential eval cannot see: lost updates, collisions, wrong-tenant cache hits, deadlocks, stale results,\n"
-      "  locks held past their TTL, half-written records, 429s; with --concurrency 1 the closed forms are checked");
-  run->add_option("--scenario", a->scenario, "interleaved, probe-pairs, crash-mid-write, out-of-order or burst")
+      "  locks held past their TTL, half-written records, 429s; with --concurrency 1 the closed forms are checked.\n"
+      "  long-short plays the model API's side (long streams starving a connection pool) with relsim's mock\n"
+      "  provider and client beside the fleet's simulation; mixed runs all six in turn");
+  run->add_option("--scenario", a->scenario,
+                  "interleaved, probe-pairs, crash-mid-write, out-of-order, burst, long-short or mixed (all six in "
+                  "turn)")
       ->required();
   auto* agent = run->add_option("--agent", a->agent, "the reference agent: naive or careful (docs/contention.md)")
                     ->capture_default_str();
@@ -101,7 +126,12 @@ Runner add_contention(CLI::App& app) {
       ->capture_default_str();
   run->add_option("--tool-quota", a->quota, "burst: tools/calls per tenant per window, CALLS/SECONDS")
       ->capture_default_str();
+  run->add_option("--pool", a->config.pool,
+                  "long-short: connections per tenant, in [1, 100]; that many of each tenant's agents stream long")
+      ->capture_default_str();
   run->add_option("--log", a->log, "keep the tools server's call log here (JSON lines, docs/contention.md)");
+  run->add_option("--history", a->history,
+                  "append the scores to this file as one JSON line, with the time and relsim's version");
   run->add_flag("--json", a->json, "print one JSON object");
   add_require_option(*run, a->require, kContentionMetrics);
   check_value<int>(agents, [](int n) {

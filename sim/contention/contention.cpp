@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -16,6 +17,7 @@
 
 #include "relsim/contention/contention.hpp"
 #include "relsim/core/error.hpp"
+#include "relsim/core/files.hpp"
 #include "relsim/tools/mcp_service.hpp"
 #include "relsim/ui/ui_server.hpp"
 
@@ -89,14 +91,11 @@ void enough_descriptors(const ContentionConfig& c) {
   ::setrlimit(RLIMIT_NOFILE, &limit);
 }
 
-}  // namespace
-
-ContentionScores run_contention(const ContentionConfig& config, const std::optional<std::string>& log,
-                                const std::function<void(int, int)>& progress, const AgentRunner& runner) {
-  validate(config);
+// One of the tools server's scenarios: the server, the agents, the scores.
+ContentionScores run_tools(const ContentionConfig& config, const fs::path& log_file,
+                           const std::function<void(int, int)>& progress, const AgentRunner& runner) {
   enough_descriptors(config);
   const Scratch scratch;
-  const fs::path log_file = log ? fs::path(*log) : scratch.dir / "calls.jsonl";
   auto service = make_service(config, scratch.dir / "box", log_file);
   ui::UiConfig uc;
   uc.site = ui::Site::tools;
@@ -137,6 +136,52 @@ ContentionScores run_contention(const ContentionConfig& config, const std::optio
   ContentionScores s = score(config, std::move(reports), read_log(log_file), total, held);
   s.seconds = seconds;
   return s;
+}
+
+constexpr Scenario kEach[] = {Scenario::interleaved,  Scenario::probe_pairs, Scenario::crash_mid_write,
+                              Scenario::out_of_order, Scenario::burst,       Scenario::long_short};
+
+// mixed: the six in turn, the tools server's call log of each kept with
+// its scenario named on every line.
+ContentionScores run_mixed(const ContentionConfig& config, const std::optional<std::string>& log,
+                           const std::function<void(int, int)>& progress, const AgentRunner& runner) {
+  const Scratch scratch;
+  ContentionScores all;
+  all.config = config;
+  std::string lines;
+  const int total = static_cast<int>(std::size(kEach)) * config.agents;
+  int before = 0;
+  for (const Scenario scenario : kEach) {
+    ContentionConfig c = config;
+    c.scenario = scenario;
+    const auto step = [&](int done, int) {
+      if (progress) progress(before + done, total);
+    };
+    if (scenario == Scenario::long_short) {
+      merge_into(all, run_long_short(c, step));
+    } else {
+      const fs::path file = scratch.dir / fmt::format("{}.jsonl", to_string(scenario));
+      merge_into(all, run_tools(c, file, step, runner));
+      for (Json& line : read_log(file)) {
+        line["scenario"] = to_string(scenario);
+        lines += line.dump() + "\n";
+      }
+    }
+    before += config.agents;
+  }
+  if (log) write_file_atomically(*log, lines);
+  return all;
+}
+
+}  // namespace
+
+ContentionScores run_contention(const ContentionConfig& config, const std::optional<std::string>& log,
+                                const std::function<void(int, int)>& progress, const AgentRunner& runner) {
+  validate(config);
+  if (config.scenario == Scenario::long_short) return run_long_short(config, progress);
+  if (config.scenario == Scenario::mixed) return run_mixed(config, log, progress, runner);
+  const Scratch scratch;
+  return run_tools(config, log ? fs::path(*log) : scratch.dir / "calls.jsonl", progress, runner);
 }
 
 }  // namespace relsim::contention

@@ -27,7 +27,7 @@ Json scores_json(const ContentionScores& s) {
     if (p.interval) j["ci"] = {p.interval->low, p.interval->high};
     predictions.push_back(std::move(j));
   }
-  return {{"scenario", to_string(s.config.scenario)},
+  Json out{{"scenario", to_string(s.config.scenario)},
           {"agent", s.config.external ? std::string_view("agent-cmd") : to_string(s.config.agent)},
           {"agents", s.config.agents},
           {"tenants", s.config.tenants},
@@ -42,9 +42,15 @@ Json scores_json(const ContentionScores& s) {
           {"stale_accepted", rate_json(s.stale_accepted)},
           {"locks_past_ttl", s.locks_past_ttl},
           {"half_written_seen", s.half_written_seen},
-          {"pool_wait_p99", nullptr},
+          {"pool_wait_p99", s.pool_wait_p99 ? Json(*s.pool_wait_p99) : Json(nullptr)},
           {"predictions", std::move(predictions)},
           {"seconds", std::round(s.seconds * 1000.0) / 1000.0}};
+  if (s.config.scenario == Scenario::mixed) {
+    Json each = Json::object();
+    for (const ContentionScores& one : s.by_scenario) each[std::string(to_string(one.config.scenario))] = scores_json(one);
+    out["by_scenario"] = std::move(each);
+  }
+  return out;
 }
 
 std::string scores_table(const ContentionScores& s) {
@@ -61,6 +67,8 @@ std::string scores_table(const ContentionScores& s) {
   out += fmt::format("  {:<24}{}\n", "deadlocks", s.deadlocks);
   out += fmt::format("  {:<24}{}\n", "locks past TTL", s.locks_past_ttl);
   out += fmt::format("  {:<24}{}\n", "half-written seen", s.half_written_seen);
+  out += fmt::format("  {:<24}{}\n", "pool wait p99",
+                     s.pool_wait_p99 ? fmt::format("{:.3f} s (model seconds)", *s.pool_wait_p99) : "-");
   for (const Prediction& p : s.predictions)
     out += fmt::format("  predicted {}: {:.4f}, measured {:.4f}{}: {}\n", p.what, p.value, p.measured,
                        p.interval ? fmt::format(" [{:.4f}, {:.4f}]", p.interval->low, p.interval->high) : "",

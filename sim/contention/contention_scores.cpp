@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -13,7 +14,8 @@
 namespace relsim::contention {
 namespace {
 
-constexpr std::string_view kScenarios[] = {"interleaved", "probe-pairs", "crash-mid-write", "out-of-order", "burst"};
+constexpr std::string_view kScenarios[] = {"interleaved", "probe-pairs", "crash-mid-write", "out-of-order",
+                                           "burst",       "long-short",  "mixed"};
 
 // Agents of tenant t among N: those i < N with i mod M = t.
 std::int64_t agents_of(int t, int n, int m) { return n / m + (t < n % m ? 1 : 0); }
@@ -68,6 +70,8 @@ void sequential_predictions(ContentionScores& s) {
       break;
     }
     case Scenario::burst: break;  // the same for any concurrency: below
+    case Scenario::long_short:      // the fleet's simulation: long_short.cpp
+    case Scenario::mixed: break;    // each scenario's own
   }
 }
 
@@ -119,10 +123,10 @@ void counts_from_log(std::vector<AgentReport>& agents, const std::vector<Json>& 
 std::string_view to_string(Scenario s) { return kScenarios[static_cast<int>(s)]; }
 
 Scenario parse_scenario(std::string_view word) {
-  for (int i = 0; i < 5; ++i)
+  for (std::size_t i = 0; i < std::size(kScenarios); ++i)
     if (word == kScenarios[i]) return static_cast<Scenario>(i);
   throw InputError(fmt::format("scenario = '{}' is not a scenario: use interleaved, probe-pairs, crash-mid-write, "
-                               "out-of-order or burst",
+                               "out-of-order, burst, long-short or mixed",
                                word.substr(0, 100)));
 }
 
@@ -151,6 +155,41 @@ void validate(const ContentionConfig& c) {
   if (c.quota.calls < 1 || c.quota.window_ms < 1)
     throw InputError(fmt::format("tool quota = {}/{} ms is out of range: both must be >= 1", c.quota.calls,
                                  c.quota.window_ms));
+  if (c.pool < 1 || c.pool > 100)
+    throw InputError(fmt::format("pool = {} is out of range: it must be in [1, 100]", c.pool));
+  const bool model_side = c.scenario == Scenario::long_short || c.scenario == Scenario::mixed;
+  if (model_side && c.external)
+    throw InputError(fmt::format("scenario = {}: long streams are played by relsim's own client against its mock "
+                                 "provider; --agent-cmd takes the five tool scenarios",
+                                 to_string(c.scenario)));
+  if (model_side && c.agents < c.tenants * (c.pool + 1))
+    throw InputError(fmt::format("agents = {} is too few for {}: each of the {} tenants needs pool = {} long agents "
+                                 "and a short one, so agents must be >= {}",
+                                 c.agents, to_string(c.scenario), c.tenants, c.pool, c.tenants * (c.pool + 1)));
+}
+
+void merge_into(ContentionScores& all, ContentionScores one) {
+  const auto add = [](Rate& to, const Rate& from) {
+    to.k += from.k;
+    to.n += from.n;
+  };
+  add(all.success, one.success);
+  add(all.tool_429, one.tool_429);
+  add(all.wrong_tenant_hits, one.wrong_tenant_hits);
+  add(all.stale_accepted, one.stale_accepted);
+  all.lost_updates += one.lost_updates;
+  all.collisions += one.collisions;
+  all.deadlocks += one.deadlocks;
+  all.locks_past_ttl += one.locks_past_ttl;
+  all.half_written_seen += one.half_written_seen;
+  if (one.pool_wait_p99) all.pool_wait_p99 = one.pool_wait_p99;
+  for (Prediction p : one.predictions) {
+    p.what = fmt::format("{}: {}", to_string(one.config.scenario), p.what);
+    all.predictions.push_back(std::move(p));
+  }
+  all.seconds += one.seconds;
+  one.agents.clear();  // kept per scenario in the scores alone
+  all.by_scenario.push_back(std::move(one));
 }
 
 Interval Rate::interval() const {

@@ -9,6 +9,7 @@
 
 #include "relsim/contention/contention.hpp"
 #include "relsim/contention/mcp_client.hpp"
+#include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
 
 namespace relsim::contention {
@@ -233,6 +234,8 @@ AgentReport run_reference_agent(const ContentionConfig& config, int port, int i)
     case Scenario::crash_mid_write: done = write_record(a); break;
     case Scenario::out_of_order: done = two_versions(a); break;
     case Scenario::burst: done = burst(a); break;
+    case Scenario::long_short:  // the fleet's agents play it (long_short.cpp)
+    case Scenario::mixed: RELSIM_ASSERT(false); break;  // run_contention runs each scenario in turn
   }
   a.report.done = done;
   a.report.stuck = !done && !a.report.crashed && a.late() && config.scenario != Scenario::burst;

@@ -2,10 +2,14 @@
 // JSON's keys, --require's verdict, and bad input refused in one line.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "support/files.hpp"
 #include "support/input_error_cli.hpp"
 #include "support/run.hpp"
 
@@ -35,10 +39,42 @@ TEST(ContentionCli, JsonHasEveryScoreAndRequireGatesOnThem) {
   EXPECT_NE(careful.out.find("wrong-tenant hit rate   0.0000"), std::string::npos) << careful.out;
 }
 
+// --history: one JSON line a run, appended, with the scores and when.
+TEST(ContentionCli, HistoryGetsOneLineARun) {
+  const std::filesystem::path dir = relsim::test::scratch("contention-history");
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "history.jsonl").string();
+  std::filesystem::remove(file);
+  for (const char* agent : {"naive", "careful"}) {
+    const auto r = run_relsim(std::string("contention run --scenario probe-pairs --agents 8 --tenants 2 --agent ") +
+                              agent + " --history " + file);
+    EXPECT_EQ(r.code, 0) << r.err;
+  }
+  std::ifstream in(file);
+  std::vector<json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["agent"], "naive");
+  EXPECT_EQ(lines[1]["agent"], "careful");
+  EXPECT_GT(lines[0]["wrong_tenant_hit_rate"]["k"], 0);
+  EXPECT_EQ(lines[1]["wrong_tenant_hit_rate"]["k"], 0);
+  for (const json& j : lines) {
+    EXPECT_EQ(j["scenario"], "probe-pairs");
+    EXPECT_EQ(j["time"].get<std::string>().size(), 20u) << j["time"];  // 2026-12-05T23:15:34Z
+    EXPECT_TRUE(j.contains("relsim") && j.contains("commit"));
+  }
+}
+
 TEST(ContentionCli, RefusesBadInputInOneLine) {
   expect_input_error("contention", "needs a subcommand");
   expect_input_error("contention run", "--scenario");
-  expect_input_error("contention run --scenario mixed", "scenario = 'mixed'");
+  expect_input_error("contention run --scenario chaos", "scenario = 'chaos'");
+  expect_input_error("contention run --scenario long-short --agents 5 --tenants 2", "agents must be >= 6");
+  expect_input_error("contention run --scenario long-short --pool 0", "pool = 0");
+  expect_input_error("contention run --scenario burst --history /nonexistent/folder/h.jsonl",
+                     "cannot append to history file '/nonexistent/folder/h.jsonl': its folder does not exist");
+  expect_input_error({"contention", "run", "--scenario", "mixed", "--agent-cmd", "x {tools_url} {tenant}"},
+                     "--agent-cmd takes the five tool scenarios");
   expect_input_error("contention run --scenario burst --agent clever", "naive or careful");
   expect_input_error("contention run --scenario burst --agents 0", "agents = 0");
   expect_input_error("contention run --scenario burst --agents 4 --tenants 5", "tenants = 5");

@@ -7,11 +7,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "relsim/contention/contention.hpp"
 #include "support/files.hpp"
 #include "support/input_error.hpp"
+#include "support/sanitized.hpp"
 
 namespace relsim::contention {
 namespace {
@@ -135,8 +139,74 @@ TEST(Contention, ALogIsKeptWhenAskedAndBadConfigsAreRefused) {
   c.tenants = 4;
   c.concurrency = 30;
   EXPECT_NE(relsim::test::input_error([&] { run_contention(c); }).find("concurrency = 30"), std::string::npos);
-  EXPECT_NE(relsim::test::input_error([] { parse_scenario("mixed"); }).find("probe-pairs"), std::string::npos);
+  EXPECT_NE(relsim::test::input_error([] { parse_scenario("chaos"); }).find("long-short or mixed"), std::string::npos);
+  c.concurrency = 0;
+  c.scenario = Scenario::long_short;
+  c.agents = 11;  // 4 tenants x (2 long + 1 short) = 12 at least
+  EXPECT_NE(relsim::test::input_error([&] { run_contention(c); }).find("agents must be >= 12"), std::string::npos);
+  c.agents = 20;
+  c.pool = 0;
+  EXPECT_NE(relsim::test::input_error([&] { run_contention(c); }).find("pool = 0"), std::string::npos);
   EXPECT_NE(relsim::test::input_error([] { parse_agent_kind("clever"); }).find("naive or careful"), std::string::npos);
+}
+
+// long-short: 20 agents over 4 tenants, pool 2, so agents 0..7 stream 30 s
+// (two a tenant, as many as its connections) beside twelve whose tasks
+// take 2 s, three tasks each. Sharing the pool, a short task waits for a
+// long stream to end; a connection per task never waits. The fleet's
+// simulation of the same scenario predicts both; waits have a floor (live
+// timers never fire early), so the naive wait's bound is one-sided here and
+// its agreement with the simulation is asserted in Release alone.
+TEST(Contention, LongShortNaiveWaitsBehindLongStreamsAndCarefulNever) {
+  ContentionConfig c = config(Scenario::long_short, AgentKind::naive, 0);
+  const ContentionScores naive = run_contention(c);
+  EXPECT_EQ(naive.success.k, 60);
+  EXPECT_EQ(naive.success.n, 60);
+  ASSERT_TRUE(naive.pool_wait_p99);
+  EXPECT_GT(*naive.pool_wait_p99, 20.0);
+  ASSERT_EQ(naive.predictions.size(), 2u);
+  EXPECT_EQ(predicted(naive, "task success, the fleet's simulation"), 1.0);
+  const Prediction& wait = naive.predictions[1];
+  EXPECT_EQ(wait.what, "pool wait p99 (model s), the fleet's simulation");
+  EXPECT_GT(wait.value, 20.0);
+  if (!relsim::test::kSanitized) {
+    EXPECT_TRUE(wait.agrees) << wait.measured << " vs " << wait.value;
+  }
+  c.agent = AgentKind::careful;
+  const ContentionScores careful = run_contention(c);
+  EXPECT_EQ(careful.success.k, 60);
+  EXPECT_EQ(careful.pool_wait_p99, 0.0);
+  EXPECT_EQ(predicted(careful, "pool wait p99 (model s), the fleet's simulation"), 0.0);
+}
+
+// mixed: the six scenarios in turn; the merged scores are the sums of each
+// scenario's, and the log names each line's scenario.
+TEST(Contention, MixedRunsTheSixInTurnAndKeepsEachOnesScores) {
+  const std::filesystem::path log = relsim::test::scratch("contention-mixed") / "calls.jsonl";
+  std::filesystem::create_directories(log.parent_path());
+  ContentionConfig c = config(Scenario::mixed, AgentKind::naive, 0);
+  c.agents = 12;
+  c.tenants = 2;
+  c.deadline_s = 1.0;
+  const ContentionScores s = run_contention(c, log.string());
+  ASSERT_EQ(s.by_scenario.size(), 6u);
+  std::int64_t done = 0, agents = 0, collisions = 0;
+  for (const ContentionScores& one : s.by_scenario) {
+    done += one.success.k;
+    agents += one.success.n;
+    collisions += one.collisions;
+  }
+  EXPECT_EQ(s.success.k, done);
+  EXPECT_EQ(s.success.n, agents);
+  EXPECT_EQ(s.collisions, collisions);
+  EXPECT_EQ(s.by_scenario[5].config.scenario, Scenario::long_short);
+  EXPECT_EQ(s.by_scenario[5].success.n, 36);  // its tasks: 12 agents x 3
+  EXPECT_EQ(s.pool_wait_p99, s.by_scenario[5].pool_wait_p99);
+  EXPECT_GT(s.wrong_tenant_hits.k, 0);  // the naive agent leaks in probe-pairs
+  std::ifstream in(log);
+  std::set<std::string> named;
+  for (std::string line; std::getline(in, line);) named.insert(nlohmann::json::parse(line).at("scenario"));
+  EXPECT_EQ(named, (std::set<std::string>{"interleaved", "probe-pairs", "crash-mid-write", "out-of-order", "burst"}));
 }
 
 }  // namespace

@@ -16,6 +16,11 @@
 //                    result from a queue that delivers in a seeded order
 //   burst            every agent fires its tool calls at once against a
 //                    per-tenant quota
+//   long-short       the model API's side: long streams beside short tasks
+//                    through each tenant's connection pool (the fleet's live
+//                    run, long_short.cpp); no tools server
+//   mixed            all six in turn, with the same agents and seed; each
+//                    score comes from the scenarios that measure it
 //
 // Agent i belongs to tenant i mod M and is called "a{i}"; tenant t is "t{t}".
 // The naive agent leaves the tenant out of its keys, scopes, locks and
@@ -31,12 +36,13 @@
 
 #include "relsim/core/json.hpp"
 #include "relsim/core/rng.hpp"
+#include "relsim/fleet/scenario.hpp"
 #include "relsim/montecarlo/stats.hpp"
 #include "relsim/tools/tool_quota.hpp"
 
 namespace relsim::contention {
 
-enum class Scenario { interleaved, probe_pairs, crash_mid_write, out_of_order, burst };
+enum class Scenario { interleaved, probe_pairs, crash_mid_write, out_of_order, burst, long_short, mixed };
 std::string_view to_string(Scenario s);
 Scenario parse_scenario(std::string_view word);  // throws InputError naming the valid words
 enum class AgentKind { naive, careful };
@@ -56,6 +62,7 @@ struct ContentionConfig {
   int increments = 10;      // interleaved: counter increments per agent
   int burst_calls = 20;     // burst: tool calls per agent
   tools::QuotaSpec quota{50, 60'000};  // burst: per tenant
+  int pool = 2;             // long-short: connections per tenant, in [1, 100]; agents >= tenants x (pool + 1)
   bool external = false;    // the agents are the user's programs (--agent-cmd): scored from the server's log
 };
 // Throws InputError naming the value and its range.
@@ -101,7 +108,9 @@ struct ContentionScores {
   Rate stale_accepted;             // of agents that took a result
   std::int64_t locks_past_ttl = 0; // locks held after every agent stopped that will never expire (TTL 0)
   std::int64_t half_written_seen = 0;
+  std::optional<double> pool_wait_p99;  // long-short: model seconds a request waited for a connection
   std::vector<Prediction> predictions;  // the reference agents' closed forms; none with --agent-cmd
+  std::vector<ContentionScores> by_scenario;  // mixed: each scenario's own scores
   double seconds = 0.0;
   std::vector<AgentReport> agents;
 };
@@ -125,6 +134,17 @@ using AgentRunner = std::function<AgentReport(const ContentionConfig&, const Age
 // (config.external), what the agents did is read from the server's log.
 ContentionScores run_contention(const ContentionConfig& config, const std::optional<std::string>& log = std::nullopt,
                                 const std::function<void(int, int)>& progress = {}, const AgentRunner& runner = {});
+
+// long-short (long_short.cpp): the fleet scenario it plays, and the run:
+// the fleet's live run beside its simulation, whose replicates predict the
+// success and the pool wait.
+fleet::Scenario long_short_scenario(const ContentionConfig& config);
+ContentionScores run_long_short(const ContentionConfig& config, const std::function<void(int, int)>& progress);
+
+// Adds `one` scenario's scores to `all` (mixed): the rates' counts and the
+// counts summed, the pool wait and the predictions (named by scenario)
+// taken, `one` kept in all.by_scenario.
+void merge_into(ContentionScores& all, ContentionScores one);
 
 // The agents' part of one scenario (reference_agents.cpp): agent `i`'s
 // task against the tools server at `port`.
