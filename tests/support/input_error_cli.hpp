@@ -13,9 +13,7 @@ namespace relsim::test {
 void expect_input_error_result(const RunResult& result, const std::string& part = "");
 
 // Runs relsim with `args` (or with the space-separated words of `args`) and
-// checks the run so; a failure names the command line. Under sanitizers
-// the command runs in-process (relsim::run_command) unless it is serve or
-// ui: input_error_cli.cpp says why.
+// checks the run so; a failure names the command line.
 void expect_input_error(const std::vector<std::string>& args, const std::string& part = "");
 void expect_input_error(const std::string& args, const std::string& part = "");
 

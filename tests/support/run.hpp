@@ -42,7 +42,8 @@ std::vector<std::string> split_args(const std::string& line);
 // that cannot be started is exit code 127, as in the shell.
 RunResult run_program(const std::vector<std::string>& argv, const RunOptions& options = {});
 
-// Runs the relsim executable under test with these arguments.
+// Runs the relsim executable under test with these arguments; under
+// sanitizers, in-process when it can (run.cpp says when and why).
 RunResult run_relsim(const std::vector<std::string>& args, const RunOptions& options = {});
 RunResult run_relsim(const std::string& args, const RunOptions& options = {});
 
