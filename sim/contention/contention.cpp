@@ -93,10 +93,14 @@ void enough_descriptors(const ContentionConfig& c) {
 }
 
 // One of the tools server's scenarios: the server, the agents, the scores.
-ContentionScores run_tools(const ContentionConfig& config, const fs::path& log_file,
-                           const std::function<void(int, int)>& progress, const AgentRunner& runner) {
+// The call log goes to `log` (else into the scratch folder); its lines,
+// read once for the scores, are left in `lines` when asked for.
+ContentionScores run_tools(const ContentionConfig& config, const std::optional<fs::path>& log,
+                           const std::function<void(int, int)>& progress, const AgentRunner& runner,
+                           std::vector<Json>* lines = nullptr) {
   enough_descriptors(config);
   const Scratch scratch;
+  const fs::path log_file = log ? *log : scratch.dir / "calls.jsonl";
   auto service = make_service(config, scratch.dir / "box", log_file);
   ui::UiConfig uc;
   uc.site = ui::Site::tools;
@@ -140,7 +144,9 @@ ContentionScores run_tools(const ContentionConfig& config, const fs::path& log_f
   std::int64_t held = 0;  // locks that will never expire (TTL 0) held after every agent stopped
   for (const auto& [name, holder] : service->held_locks()) held += holder.ttl_ms == 0;
   server.stop();
-  ContentionScores s = score(config, std::move(reports), read_log(log_file), total, held);
+  std::vector<Json> logged = read_log(log_file);
+  ContentionScores s = score(config, std::move(reports), logged, total, held);
+  if (lines) *lines = std::move(logged);
   s.seconds = seconds;
   return s;
 }
@@ -152,7 +158,6 @@ constexpr Scenario kEach[] = {Scenario::interleaved,  Scenario::probe_pairs, Sce
 // its scenario named on every line.
 ContentionScores run_mixed(const ContentionConfig& config, const std::optional<std::string>& log,
                            const std::function<void(int, int)>& progress, const AgentRunner& runner) {
-  const Scratch scratch;
   ContentionScores all;
   all.config = config;
   std::string lines;
@@ -167,9 +172,9 @@ ContentionScores run_mixed(const ContentionConfig& config, const std::optional<s
     if (scenario == Scenario::long_short) {
       merge_into(all, run_long_short(c, step));
     } else {
-      const fs::path file = scratch.dir / fmt::format("{}.jsonl", to_string(scenario));
-      merge_into(all, run_tools(c, file, step, runner));
-      for (Json& line : read_log(file)) {
+      std::vector<Json> logged;
+      merge_into(all, run_tools(c, std::nullopt, step, runner, &logged));
+      for (Json& line : logged) {
         line["scenario"] = to_string(scenario);
         lines += line.dump() + "\n";
       }
@@ -187,8 +192,7 @@ ContentionScores run_contention(const ContentionConfig& config, const std::optio
   validate(config);
   if (config.scenario == Scenario::long_short) return run_long_short(config, progress);
   if (config.scenario == Scenario::mixed) return run_mixed(config, log, progress, runner);
-  const Scratch scratch;
-  return run_tools(config, log ? fs::path(*log) : scratch.dir / "calls.jsonl", progress, runner);
+  return run_tools(config, log ? std::optional<fs::path>(*log) : std::nullopt, progress, runner);
 }
 
 }  // namespace relsim::contention
