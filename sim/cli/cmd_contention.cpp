@@ -96,7 +96,8 @@ Runner add_contention(CLI::App& app) {
       "run N reference agents over M tenants at once against the MCP tools server's shared tools (a scratchpad,\n"
       "  a semantic cache, locks, result queues, a per-tenant quota) in one scenario, and score what a\n"
       "  sequential eval cannot see: lost updates, collisions, wrong-tenant cache hits, deadlocks, stale results,\n"
-      "  locks held past their TTL, half-written records, 429s; with --concurrency 1 the closed forms are checked.\n"
+      "  locks held past their TTL, half-written records, 429s; the closed forms are checked with --concurrency 1,\n"
+      "  --call-rate (the quota's exhaustion time), --key-bits (the birthday bound) and --think (lost updates).\n"
       "  long-short plays the model API's side (long streams starving a connection pool) with relsim's mock\n"
       "  provider and client beside the fleet's simulation; mixed runs all six in turn");
   run->add_option("--scenario", a->scenario,
@@ -125,6 +126,18 @@ Runner add_contention(CLI::App& app) {
   run->add_option("--burst-calls", a->config.burst_calls, "burst: tool calls per agent, in [1, 10000]")
       ->capture_default_str();
   run->add_option("--tool-quota", a->quota, "burst: tools/calls per tenant per window, CALLS/SECONDS")
+      ->capture_default_str();
+  run->add_option("--call-rate", a->config.call_rate,
+                  "burst: each agent's calls a second, in [0.001, 10000], all on one clock; the quota's exhaustion "
+                  "time is checked (default: as fast as it can)");
+  run->add_option("--key-bits", a->config.key_bits,
+                  "interleaved: each agent first stores a memo under a key hashed to this many bits, in [1, 64]; the "
+                  "birthday bound is checked (default: no memo)");
+  run->add_option("--think", a->config.think_s,
+                  "interleaved: seconds from each increment's read to its write, in [0, 10]; one increment a round, "
+                  "the lost-update probability checked (default 0: no rounds)");
+  run->add_option("--spread", a->config.spread_s,
+                  "interleaved with --think: seconds over which each round's reads fall, uniformly, in [0.001, 600]")
       ->capture_default_str();
   run->add_option("--pool", a->config.pool,
                   "long-short: connections per tenant, in [1, 100]; that many of each tenant's agents stream long")

@@ -63,16 +63,30 @@ std::shared_ptr<tools::McpService> make_service(const ContentionConfig& c, const
 }
 
 // The counters' final values, summed: the naive agents' one key and the
-// careful agents' one per tenant (an agent of --agent-cmd uses either).
-std::int64_t counted(const ContentionConfig& c, const tools::McpService& service) {
-  if (c.scenario != Scenario::interleaved) return 0;
+// careful agents' one per tenant (an agent of --agent-cmd uses either);
+// with think_s, a sum for each round.
+std::vector<std::int64_t> counted(const ContentionConfig& c, const tools::McpService& service) {
+  if (c.scenario != Scenario::interleaved) return {0};
   const auto value = [&](const std::string& key) -> std::int64_t {
     const tools::ScratchEntry e = service.peek(key);
     return e.version ? std::atoll(e.value.c_str()) : 0;
   };
-  std::int64_t sum = value("counter");
-  for (int t = 0; t < c.tenants; ++t) sum += value(fmt::format("t{}:counter", t));
-  return sum;
+  std::vector<std::int64_t> sums;
+  for (int round = rounds(c) > 0 ? 0 : -1; round < rounds(c); ++round) {
+    std::int64_t sum = value(counter_key(-1, round));
+    for (int t = 0; t < c.tenants; ++t) sum += value(counter_key(t, round));
+    sums.push_back(sum);
+  }
+  return sums;
+}
+
+// The moment the agents' paced calls and rounds count from: late enough
+// for every agent's thread to have started when they are timed.
+std::chrono::steady_clock::time_point common_start(const ContentionConfig& c, int workers) {
+  const bool timed = c.call_rate > 0 || c.think_s > 0;
+  return std::chrono::steady_clock::now() +
+         (timed ? std::chrono::milliseconds(100) + std::chrono::microseconds(500) * workers
+                : std::chrono::milliseconds(0));
 }
 
 // Both ends of every agent's connection are in this process (and a pipe per
@@ -123,6 +137,7 @@ ContentionScores run_tools(const ContentionConfig& config, const std::optional<f
   int finished = 0;
   const int workers = config.concurrency > 0 ? config.concurrency : config.agents;
   FirstError error;  // an agent that throws (a program that cannot start) stops the others from starting
+  const auto agents_start = common_start(config, workers);
   {
     std::vector<std::jthread> threads;
     threads.reserve(static_cast<std::size_t>(workers));
@@ -130,9 +145,10 @@ ContentionScores run_tools(const ContentionConfig& config, const std::optional<f
       threads.emplace_back([&] {
         for (int i = next++; i < config.agents && !error.failed(); i = next++)
           error.run([&] {
-            const AgentSlot slot{server.port(), i, [&service](const std::string& agent) { return service->holds_lock(agent); }};
-            reports[static_cast<std::size_t>(i)] =
-                runner ? runner(config, slot) : run_reference_agent(config, slot.port, slot.index);
+            const AgentSlot slot{server.port(), i,
+                                 [&service](const std::string& agent) { return service->holds_lock(agent); },
+                                 agents_start};
+            reports[static_cast<std::size_t>(i)] = runner ? runner(config, slot) : run_reference_agent(config, slot);
             std::lock_guard lock(report_mu);
             if (progress) progress(++finished, config.agents);
           });
@@ -140,7 +156,7 @@ ContentionScores run_tools(const ContentionConfig& config, const std::optional<f
   }
   error.rethrow();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::int64_t total = counted(config, *service);
+  const std::vector<std::int64_t> total = counted(config, *service);
   std::int64_t held = 0;  // locks that will never expire (TTL 0) held after every agent stopped
   for (const auto& [name, holder] : service->held_locks()) held += holder.ttl_ms == 0;
   server.stop();

@@ -42,6 +42,8 @@ Json scores_json(const ContentionScores& s) {
           {"stale_accepted", rate_json(s.stale_accepted)},
           {"locks_past_ttl", s.locks_past_ttl},
           {"half_written_seen", s.half_written_seen},
+          {"key_collisions", s.key_collisions},
+          {"rounds_lost", rate_json(s.rounds_lost)},
           {"pool_wait_p99", s.pool_wait_p99 ? Json(*s.pool_wait_p99) : Json(nullptr)},
           {"predictions", std::move(predictions)},
           {"seconds", std::round(s.seconds * 1000.0) / 1000.0}};
@@ -67,6 +69,8 @@ std::string scores_table(const ContentionScores& s) {
   out += fmt::format("  {:<24}{}\n", "deadlocks", s.deadlocks);
   out += fmt::format("  {:<24}{}\n", "locks past TTL", s.locks_past_ttl);
   out += fmt::format("  {:<24}{}\n", "half-written seen", s.half_written_seen);
+  if (c.key_bits > 0) out += fmt::format("  {:<24}{}\n", "memo key collisions", s.key_collisions);
+  if (c.think_s > 0) out += fmt::format("  {:<24}{}\n", "rounds that lost one", rate_text(s.rounds_lost));
   out += fmt::format("  {:<24}{}\n", "pool wait p99",
                      s.pool_wait_p99 ? fmt::format("{:.3f} s (model seconds)", *s.pool_wait_p99) : "-");
   for (const Prediction& p : s.predictions)

@@ -17,88 +17,6 @@ namespace {
 constexpr std::string_view kScenarios[] = {"interleaved", "probe-pairs", "crash-mid-write", "out-of-order",
                                            "burst",       "long-short",  "mixed"};
 
-// Agents of tenant t among N: those i < N with i mod M = t.
-std::int64_t agents_of(int t, int n, int m) { return n / m + (t < n % m ? 1 : 0); }
-
-Prediction rate_prediction(std::string what, double value, const Rate& r) {
-  Prediction p{std::move(what), value, r.value(), r.interval(), true};
-  p.agrees = r.n == 0 || p.interval->covers(value);
-  return p;
-}
-
-Prediction count_prediction(std::string what, double value, double measured) {
-  return {std::move(what), value, measured, std::nullopt, std::abs(value - measured) < 0.5};
-}
-
-// Closed forms for agents run one at a time (--concurrency 1), where the
-// order of the calls is the order of the agents (docs/contention.md).
-void sequential_predictions(ContentionScores& s) {
-  const ContentionConfig& c = s.config;
-  const int n = c.agents, m = c.tenants;
-  const bool naive = c.agent == AgentKind::naive;
-  switch (c.scenario) {
-    case Scenario::interleaved:
-      // The first read and write of each naive agent after the first meet the previous agent's entry.
-      s.predictions.push_back(count_prediction("collisions, one at a time", naive && m > 1 ? 2.0 * (n - 1) : 0.0,
-                                               double(s.collisions)));
-      s.predictions.push_back(count_prediction("lost updates, one at a time", 0.0, double(s.lost_updates)));
-      break;
-    case Scenario::probe_pairs: {
-      // Naive: both lookups of every agent after the first hit agent 0's
-      // entry (tenant 0), all four wordings being alike past the threshold.
-      const double wrong = naive ? 2.0 * double((n - 1) - (n - 1) / m) : 0.0;
-      s.predictions.push_back(
-          rate_prediction("wrong-tenant hit rate, one at a time", wrong / (2.0 * n), s.wrong_tenant_hits));
-      break;
-    }
-    case Scenario::out_of_order: {
-      // Naive: agent k takes one of k + 2 pending results at random (k left over, its own two).
-      double right = 0.0;
-      for (int k = 0; k < n; ++k) right += 1.0 / (k + 2);
-      s.predictions.push_back(
-          rate_prediction("stale accepted, one at a time", naive ? 1.0 - right / n : 0.0, s.stale_accepted));
-      break;
-    }
-    case Scenario::crash_mid_write: {
-      // Naive: agent 4 dies holding a lock that never expires; every agent after it waits out its deadline.
-      const double after = naive && n > 5 ? n - 5 : 0;
-      s.predictions.push_back(count_prediction("deadlocks, one at a time", after, double(s.deadlocks)));
-      s.predictions.push_back(count_prediction("half-written records seen, one at a time", after,
-                                               double(s.half_written_seen)));
-      s.predictions.push_back(count_prediction("locks past TTL, one at a time", naive && n >= 5 ? 1 : 0,
-                                               double(s.locks_past_ttl)));
-      break;
-    }
-    case Scenario::burst: break;  // the same for any concurrency: below
-    case Scenario::long_short:      // the fleet's simulation: long_short.cpp
-    case Scenario::mixed: break;    // each scenario's own
-  }
-}
-
-// The quota: a tenant's first Q calls are served, the rest refused; agent
-// by agent, floor(Q / C) of its agents are served whole and every other one
-// meets a 429 once (careful) or four times (naive, three retries at once).
-void burst_prediction(ContentionScores& s) {
-  const ContentionConfig& c = s.config;
-  const std::int64_t calls = c.burst_calls, q = c.quota.calls;
-  std::int64_t served = 0, refused = 0;
-  for (int t = 0; t < c.tenants; ++t) {
-    const std::int64_t n_t = agents_of(t, c.agents, c.tenants);
-    served += std::min(q, n_t * calls);
-    refused += std::max<std::int64_t>(0, n_t - q / calls) * (c.agent == AgentKind::naive ? 4 : 1);
-  }
-  const double rate = double(refused) / double(served + refused);
-  if (c.concurrency == 1) {
-    s.predictions.push_back(rate_prediction("tool 429 rate, one at a time", rate, s.tool_429));
-    return;
-  }
-  // At once, the quota is spread over more agents, and more of them meet
-  // a 429: one at a time is a lower bound.
-  Prediction p = rate_prediction("tool 429 rate, at least (one at a time)", rate, s.tool_429);
-  p.agrees = p.interval->high >= rate;
-  s.predictions.push_back(std::move(p));
-}
-
 // An external agent's calls, 429s and lookups, as the server logged them
 // (its own report says only whether it was done and, if it took a result,
 // whether the result was stale).
@@ -157,6 +75,23 @@ void validate(const ContentionConfig& c) {
                                  c.quota.window_ms));
   if (c.pool < 1 || c.pool > 100)
     throw InputError(fmt::format("pool = {} is out of range: it must be in [1, 100]", c.pool));
+  if (c.call_rate != 0 && !(c.call_rate >= 0.001 && c.call_rate <= 10000))
+    throw InputError(fmt::format("call rate = {} is out of range: it must be in [0.001, 10000] calls a second "
+                                 "(0: as fast as the agent can)",
+                                 c.call_rate));
+  if (c.key_bits < 0 || c.key_bits > 64)
+    throw InputError(fmt::format("key bits = {} is out of range: it must be in [1, 64] (0: no memo)", c.key_bits));
+  if (!(c.think_s >= 0 && c.think_s <= 10))
+    throw InputError(fmt::format("think = {} s is out of range: it must be in [0, 10]", c.think_s));
+  if (!(c.spread_s >= 0.001 && c.spread_s <= 600))
+    throw InputError(fmt::format("spread = {} s is out of range: it must be in [0.001, 600]", c.spread_s));
+  if (c.think_s > 0 && c.concurrency > 0 && c.concurrency < c.agents)
+    throw InputError(fmt::format("think = {} s plays rounds of every agent at once: concurrency = {} must be the "
+                                 "agents ({}) or left out",
+                                 c.think_s, c.concurrency, c.agents));
+  if (c.external && (c.call_rate > 0 || c.key_bits > 0 || c.think_s > 0))
+    throw InputError("--call-rate, --key-bits and --think set the reference agents' timing and keys: your agent "
+                     "(--agent-cmd) keeps its own");
   const bool model_side = c.scenario == Scenario::long_short || c.scenario == Scenario::mixed;
   if (model_side && c.external)
     throw InputError(fmt::format("scenario = {}: long streams are played by relsim's own client against its mock "
@@ -182,6 +117,8 @@ void merge_into(ContentionScores& all, ContentionScores one) {
   all.deadlocks += one.deadlocks;
   all.locks_past_ttl += one.locks_past_ttl;
   all.half_written_seen += one.half_written_seen;
+  all.key_collisions += one.key_collisions;
+  add(all.rounds_lost, one.rounds_lost);
   if (one.pool_wait_p99) all.pool_wait_p99 = one.pool_wait_p99;
   for (Prediction p : one.predictions) {
     p.what = fmt::format("{}: {}", to_string(one.config.scenario), p.what);
@@ -197,7 +134,7 @@ Interval Rate::interval() const {
 }
 
 ContentionScores score(const ContentionConfig& config, std::vector<AgentReport> agents, const std::vector<Json>& log,
-                       std::int64_t counted, std::int64_t locks_held_at_end) {
+                       const std::vector<std::int64_t>& counted, std::int64_t locks_held_at_end) {
   ContentionScores s;
   s.config = config;
   if (config.external) counts_from_log(agents, log);
@@ -217,19 +154,30 @@ ContentionScores score(const ContentionConfig& config, std::vector<AgentReport> 
     }
     s.half_written_seen += a.half_written_seen;
   }
-  if (config.scenario == Scenario::interleaved)
-    s.lost_updates = std::int64_t{config.agents} * config.increments - counted;  // the same counters, by contract
+  if (config.scenario == Scenario::interleaved) {
+    // The same counters, by contract; with think_s one a round, each of
+    // which holds every agent's increment when none is lost.
+    const std::int64_t per_round = rounds(config) > 0 ? config.agents : std::int64_t{config.agents} * config.increments;
+    for (const std::int64_t sum : counted) {
+      s.lost_updates += per_round - sum;
+      if (rounds(config) > 0) {
+        ++s.rounds_lost.n;
+        s.rounds_lost.k += sum < per_round;
+      }
+    }
+  }
   for (const Json& line : log) {
-    const bool scratch = line.value("tool", "").starts_with("scratch_");
-    if (scratch && line.contains("facts") && line["facts"].value("other_tenant", false)) ++s.collisions;
+    const std::string tool = line.value("tool", "");
+    const bool met = line.contains("facts") && line["facts"].contains("owner");
+    if (tool.starts_with("scratch_") && met && line["facts"].value("other_tenant", false)) ++s.collisions;
+    // A memo write (--key-bits) over another agent's entry: the key's hash collided.
+    if (tool == "scratch_put" && met && line.value("key", "").find("memo:") != std::string::npos &&
+        line["facts"]["owner"] != fmt::format("{}/{}", line.value("tenant", ""), line.value("agent", "")))
+      ++s.key_collisions;
   }
   s.locks_past_ttl = locks_held_at_end;
   s.agents = std::move(agents);
-  if (config.external) return s;  // the closed forms are the reference agents'
-  if (config.scenario == Scenario::burst)
-    burst_prediction(s);
-  else if (config.concurrency == 1)
-    sequential_predictions(s);
+  if (!config.external) add_predictions(s, log);  // the closed forms are the reference agents'
   return s;
 }
 

@@ -1,5 +1,6 @@
 // relsim's two reference agents (contention.hpp): the naive and the careful
 // way to do each scenario's task against the shared tools.
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -10,12 +11,17 @@
 #include "relsim/contention/contention.hpp"
 #include "relsim/contention/mcp_client.hpp"
 #include "relsim/core/error.hpp"
+#include "relsim/core/fnv.hpp"
 #include "relsim/core/rng.hpp"
 
 namespace relsim::contention {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Draw indices of the jitter stream for the rounds' read moments, past
+// those of the pauses between tries (one per try).
+constexpr std::uint64_t kRoundDraws = 1u << 20;
 
 // One agent's client, counters and deadline.
 struct Agent {
@@ -25,13 +31,20 @@ struct Agent {
   McpClient client;
   AgentReport report;
   Clock::time_point deadline;
+  Clock::time_point start;  // the moment paced calls and rounds count from, the same for every agent
 
-  Agent(const ContentionConfig& c, int port, int index)
-      : config(c), i(index), t(index % c.tenants), careful(c.agent == AgentKind::careful),
-        client(port, fmt::format("t{}", index % c.tenants), fmt::format("a{}", index)),
-        deadline(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(c.deadline_s))) {
+  // The deadline counts from the end of the rounds (think_s).
+  Agent(const ContentionConfig& c, const AgentSlot& slot)
+      : config(c), i(slot.index), t(slot.index % c.tenants), careful(c.agent == AgentKind::careful),
+        client(slot.port, fmt::format("t{}", t), fmt::format("a{}", i)),
+        deadline(at(std::max(Clock::now(), slot.start), c.deadline_s + rounds(c) * round_seconds(c))),
+        start(slot.start) {
     report.agent = i;
     report.tenant = t;
+  }
+
+  static Clock::time_point at(Clock::time_point from, double seconds) {
+    return from + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   }
 
   // The careful agent's names carry its tenant; the naive agent's do not.
@@ -61,27 +74,57 @@ std::int64_t int_value(const ToolReply& r) {
   }
 }
 
-// Increments: read then write (naive), or compare-and-set until stored.
-bool count_up(Agent& a) {
-  const std::string key = a.name("counter");
-  for (int k = 0; k < a.config.increments; ++k) {
-    for (int attempt = 0;; ++attempt) {
-      if (a.late()) return false;
-      const ToolReply got = a.call("scratch_get", {{"key", key}});
-      const std::string next = std::to_string(int_value(got) + 1);
-      if (!a.careful) {
-        a.call("scratch_put", {{"key", key}, {"value", next}});
-        break;
-      }
-      const std::int64_t version = got.result.is_object() && got.result["version"].is_number_integer()
-                                       ? got.result["version"].get<std::int64_t>()
-                                       : 0;
-      const ToolReply set = a.call("scratch_cas", {{"key", key}, {"version", version}, {"value", next}});
-      if (set.result.is_object() && set.result.value("stored", false)) break;
-      a.pause(attempt);
+// One increment of `key`: read then write (naive), or compare-and-set
+// until stored, reading again on a conflict; `think` seconds between the
+// read and the write.
+bool count_once(Agent& a, const std::string& key, double think) {
+  for (int attempt = 0;; ++attempt) {
+    if (a.late()) return false;
+    const ToolReply got = a.call("scratch_get", {{"key", key}});
+    const std::string next = std::to_string(int_value(got) + 1);
+    if (think > 0) std::this_thread::sleep_for(std::chrono::duration<double>(think));
+    if (!a.careful) {
+      a.call("scratch_put", {{"key", key}, {"value", next}});
+      return true;
     }
+    const std::int64_t version = got.result.is_object() && got.result["version"].is_number_integer()
+                                     ? got.result["version"].get<std::int64_t>()
+                                     : 0;
+    const ToolReply set = a.call("scratch_cas", {{"key", key}, {"version", version}, {"value", next}});
+    if (set.result.is_object() && set.result.value("stored", false)) return true;
+    if (think <= 0) a.pause(attempt);
+  }
+}
+
+// The increments: as fast as the agent can, on one counter; or with
+// think_s one a round on the round's counter, each agent's read at a
+// seeded moment uniform over the round's spread (docs/contention.md).
+bool count_up(Agent& a) {
+  const ContentionConfig& c = a.config;
+  const int tenant = a.careful ? a.t : -1;
+  if (c.think_s <= 0) {
+    for (int k = 0; k < c.increments; ++k)
+      if (!count_once(a, counter_key(tenant, -1), 0.0)) return false;
+    return true;
+  }
+  for (int k = 0; k < c.increments; ++k) {
+    const double u = rng::uniform(c.seed, rng::Stream::jitter, static_cast<std::uint64_t>(a.i), kRoundDraws + k);
+    std::this_thread::sleep_until(Agent::at(a.start, k * round_seconds(c) + u * c.spread_s));
+    if (!count_once(a, counter_key(tenant, k), c.think_s)) return false;
   }
   return true;
+}
+
+// A memo of the agent's task under a key from its text's 64-bit hash:
+// the naive agent keeps the first key_bits bits and no tenant, the
+// careful one all 64 bits after its tenant.
+void store_memo(Agent& a) {
+  const std::string text = fmt::format("t{} a{} ticket {}", a.t, a.i, a.config.seed);
+  std::uint64_t h = fnv1a64(text);
+  h = rng::splitmix64(h);
+  const std::string key = a.careful ? fmt::format("t{}:memo:{:016x}", a.t, h)
+                                    : fmt::format("memo:{:x}", a.config.key_bits == 64 ? h : h >> (64 - a.config.key_bits));
+  a.call("scratch_put", {{"key", key}, {"value", text}});
 }
 
 // Takes `lock` (TTL ms), trying until the deadline; its token or "".
@@ -214,8 +257,11 @@ bool two_versions(Agent& a) {
 // Tool calls at once against the tenant's quota: the naive agent retries
 // a 429 at once, three times; the careful one stops at the first 429 and
 // leaves the rest for after retry-after.
+// With call_rate, call k goes at start + k / call_rate, every agent on the
+// same clock.
 bool burst(Agent& a) {
   for (int k = 0; k < a.config.burst_calls; ++k) {
+    if (a.config.call_rate > 0) std::this_thread::sleep_until(Agent::at(a.start, k / a.config.call_rate));
     ToolReply r = a.call("add", {{"a", a.i}, {"b", k}});
     for (int retry = 0; r.status == 429 && !a.careful && retry < 3; ++retry) r = a.call("add", {{"a", a.i}, {"b", k}});
     if (r.status == 429) return false;
@@ -225,11 +271,23 @@ bool burst(Agent& a) {
 
 }  // namespace
 
-AgentReport run_reference_agent(const ContentionConfig& config, int port, int i) {
-  Agent a(config, port, i);
+std::string counter_key(int tenant, int round) {
+  std::string key = tenant < 0 ? std::string("counter") : fmt::format("t{}:counter", tenant);
+  return round < 0 ? key : fmt::format("{}:{}", key, round);
+}
+
+int rounds(const ContentionConfig& c) { return c.think_s > 0 ? c.increments : 0; }
+
+double round_seconds(const ContentionConfig& c) { return c.think_s > 0 ? c.spread_s + 2 * c.think_s : 0.0; }
+
+AgentReport run_reference_agent(const ContentionConfig& config, const AgentSlot& slot) {
+  Agent a(config, slot);
   bool done = false;
   switch (config.scenario) {
-    case Scenario::interleaved: done = count_up(a) && two_locks(a); break;
+    case Scenario::interleaved:
+      if (config.key_bits > 0) store_memo(a);
+      done = count_up(a) && two_locks(a);
+      break;
     case Scenario::probe_pairs: done = probe(a); break;
     case Scenario::crash_mid_write: done = write_record(a); break;
     case Scenario::out_of_order: done = two_versions(a); break;

@@ -26,7 +26,8 @@ TEST(ContentionCli, JsonHasEveryScoreAndRequireGatesOnThem) {
   EXPECT_NE(r.err.find("threshold missed: wrong_tenant_hit_rate<=0"), std::string::npos) << r.err;
   const json j = json::parse(r.out);
   for (const char* key : {"success", "tool_429_rate", "wrong_tenant_hit_rate", "lost_updates", "collisions", "deadlocks",
-                          "stale_accepted", "locks_past_ttl", "half_written_seen", "pool_wait_p99", "agents",
+                          "stale_accepted", "locks_past_ttl", "half_written_seen", "pool_wait_p99", "key_collisions",
+                          "rounds_lost", "agents",
                           "tenants", "scenario", "seed", "predictions"})
     EXPECT_TRUE(j.contains(key)) << key;
   // Agents 1..7 outside tenant 0 (agents 1, 3, 5, 7), two lookups each, of 16.
@@ -81,6 +82,16 @@ TEST(ContentionCli, RefusesBadInputInOneLine) {
   expect_input_error("contention run --scenario burst --tool-quota 0/60", "tool quota = '0/60'");
   expect_input_error("contention run --scenario burst --deadline 0", "deadline = 0");
   expect_input_error("contention run --scenario burst --require leaks<=0", "leaks");
+  // The closed forms' timing and keys: ranges, rounds all at once, the reference agents only.
+  expect_input_error("contention run --scenario burst --call-rate 20000", "call rate = 20000");
+  expect_input_error("contention run --scenario interleaved --key-bits 65", "key bits = 65");
+  expect_input_error("contention run --scenario interleaved --think 11", "think = 11 s");
+  expect_input_error("contention run --scenario interleaved --think 0.01 --spread 0", "spread = 0 s");
+  expect_input_error("contention run --scenario interleaved --think 0.01 --agents 4 --tenants 2 --concurrency 2",
+                     "concurrency = 2 must be the agents (4)");
+  expect_input_error({"contention", "run", "--scenario", "interleaved", "--key-bits", "8", "--agent-cmd",
+                      "x {tools_url} {tenant}"},
+                     "your agent (--agent-cmd) keeps its own");
   // --agent-cmd: the two required placeholders, no unknown one, a program that exists.
   expect_input_error({"contention", "run", "--scenario", "burst", "--agent-cmd", "node a.mjs {tools_url}"}, "has no {tenant}");
   expect_input_error({"contention", "run", "--scenario", "burst", "--agent-cmd", "node a.mjs {tenant}"},

@@ -27,6 +27,7 @@
 // queues, writes without compare-and-set, takes locks without a TTL in
 // whatever order its task gives, takes the first result delivered and
 // retries a 429 at once; the careful one does the opposite of each.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -63,6 +64,13 @@ struct ContentionConfig {
   int burst_calls = 20;     // burst: tool calls per agent
   tools::QuotaSpec quota{50, 60'000};  // burst: per tenant
   int pool = 2;             // long-short: connections per tenant, in [1, 100]; agents >= tenants x (pool + 1)
+  // The timing and keys that the closed forms of docs/contention.md
+  // ("Numbers that can be checked before running") are stated for; the
+  // reference agents only.
+  double call_rate = 0.0;   // burst: calls a second per agent, in [0.001, 10000], on a common clock; 0: at once
+  int key_bits = 0;         // interleaved: a memo first, under a key hashed to this many bits, in [1, 64]; 0: none
+  double think_s = 0.0;     // interleaved: seconds from an increment's read to its write, in [0, 10]; 0: no rounds
+  double spread_s = 0.2;    // interleaved with think_s: each round's reads, uniform over this many seconds
   bool external = false;    // the agents are the user's programs (--agent-cmd): scored from the server's log
 };
 // Throws InputError naming the value and its range.
@@ -108,6 +116,8 @@ struct ContentionScores {
   Rate stale_accepted;             // of agents that took a result
   std::int64_t locks_past_ttl = 0; // locks held after every agent stopped that will never expire (TTL 0)
   std::int64_t half_written_seen = 0;
+  std::int64_t key_collisions = 0; // memo writes (--key-bits) that met another agent's entry, any tenant
+  Rate rounds_lost;                // rounds (--think) whose counters lost an update
   std::optional<double> pool_wait_p99;  // long-short: model seconds a request waited for a connection
   std::vector<Prediction> predictions;  // the reference agents' closed forms; none with --agent-cmd
   std::vector<ContentionScores> by_scenario;  // mixed: each scenario's own scores
@@ -115,12 +125,14 @@ struct ContentionScores {
   std::vector<AgentReport> agents;
 };
 
-// What an agent runner is given: the server's port, the agent's index, and
-// whether the agent (by its name, "a{i}") holds a shared lock now.
+// What an agent runner is given: the server's port, the agent's index,
+// whether the agent (by its name, "a{i}") holds a shared lock now, and the
+// moment every agent's paced calls and rounds count from.
 struct AgentSlot {
   int port = 0;
   int index = 0;
   std::function<bool(const std::string& agent)> holds_lock;
+  std::chrono::steady_clock::time_point start{};
 };
 // Runs one agent's task (by default relsim's reference agents,
 // run_reference_agent); relsim contention run --agent-cmd gives one that
@@ -146,14 +158,27 @@ ContentionScores run_long_short(const ContentionConfig& config, const std::funct
 // taken, `one` kept in all.by_scenario.
 void merge_into(ContentionScores& all, ContentionScores one);
 
-// The agents' part of one scenario (reference_agents.cpp): agent `i`'s
-// task against the tools server at `port`.
-AgentReport run_reference_agent(const ContentionConfig& config, int port, int i);
+// The agents' part of one scenario (reference_agents.cpp): agent
+// slot.index's task against the tools server at slot.port.
+AgentReport run_reference_agent(const ContentionConfig& config, const AgentSlot& slot);
+// The scratchpad key of interleaved's counter: "counter" (tenant -1, the
+// naive agents') or "t{t}:counter" (the careful agents' of tenant t), and
+// with think_s one a round, ":{round}" after it (round -1: none).
+std::string counter_key(int tenant, int round);
+// The rounds interleaved's counting takes with think_s (0 without), and
+// how long each lasts: the reads' spread and twice the think time.
+int rounds(const ContentionConfig& config);
+double round_seconds(const ContentionConfig& config);
 
 // Scores from the agents' reports, the server's log lines and the counters'
-// final values (contention_scores.cpp), with the closed forms that apply.
+// final values (contention_scores.cpp): one sum, or one a round with
+// think_s.
 ContentionScores score(const ContentionConfig& config, std::vector<AgentReport> agents, const std::vector<Json>& log,
-                       std::int64_t counted, std::int64_t locks_held_at_end);
+                       const std::vector<std::int64_t>& counted, std::int64_t locks_held_at_end);
+// The closed forms that apply to a reference agents' run
+// (contention_predictions.cpp), added to s.predictions; the log gives the
+// quota's exhaustion time.
+void add_predictions(ContentionScores& s, const std::vector<Json>& log);
 
 Json scores_json(const ContentionScores& s);
 std::string scores_table(const ContentionScores& s);
