@@ -8,6 +8,11 @@
 // and takes the first result its queue delivers.
 //
 //   node contention_agent.mjs --mcp URL --tenant T --agent A --scenario S [--increments K] [--burst-calls C]
+//                             [--model URL]
+//
+// With --model (relsim's {model_url}), it first asks the model for a plan:
+// one streaming Messages request, read to its message_stop, with Node's
+// own fetch (a stream that ends without it is a task not done).
 //
 // It prints one JSON line, {"done": bool, "stale": bool}, and exits 0 when
 // it did its task.
@@ -102,7 +107,19 @@ if (!tasks[scenario]) {
   console.error(`contention_agent: --scenario ${scenario} is not one of ${Object.keys(tasks).join(', ')}`);
   process.exit(2);
 }
-const report = await tasks[scenario]();
+
+// The plan: a streamed answer, complete only with its message_stop event.
+async function plan() {
+  const r = await fetch(`${args.model}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ model: 'relsim-mock', max_tokens: 64, stream: true,
+                           messages: [{ role: 'user', content: `Plan ${scenario} for ${tenant}/${agent}` }] }),
+  });
+  return r.ok && (await r.text()).includes('event: message_stop');
+}
+
+const report = args.model && !(await plan()) ? { done: false } : await tasks[scenario]();
 console.log(JSON.stringify({ done: report.done, stale: report.stale ?? false }));
 await client.close();
 process.exit(report.done ? 0 : 1);

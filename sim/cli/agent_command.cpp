@@ -5,6 +5,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <regex>
@@ -19,8 +20,8 @@
 namespace relsim::cli {
 namespace {
 
-const std::vector<std::string> kPlaceholders{"{tools_url}", "{tenant}", "{agent}", "{task}",
-                                             "{scenario}",  "{seed}",   "{increments}", "{burst_calls}"};
+const std::vector<std::string> kPlaceholders{"{tools_url}", "{tenant}",     "{agent}",       "{task}",     "{scenario}",
+                                             "{seed}",      "{increments}", "{burst_calls}", "{model_url}"};
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
@@ -38,22 +39,25 @@ std::vector<std::string> parse_agent_command(const std::string& text) {
     if (text.find(needed) == std::string::npos)
       throw InputError(fmt::format("agent-cmd = '{}' has no {}: each agent must be told its {} (placeholders: {})",
                                    text.substr(0, 200), needed, needed[1] == 't' && needed[2] == 'o' ? "tools URL" : "tenant",
-                                   "{tools_url}, {tenant}, {agent}, {task}, {scenario}, {seed}, {increments}, {burst_calls}"));
+                                   "{tools_url}, {tenant}, {agent}, {task}, {scenario}, {seed}, {increments}, {burst_calls}, "
+                                   "{model_url}"));
   static const std::regex placeholder(R"(\{[A-Za-z_]+\})");
   for (auto it = std::sregex_iterator(text.begin(), text.end(), placeholder); it != std::sregex_iterator(); ++it) {
     const std::string p = it->str();
-    if (p == "{model_url}")
-      throw InputError("agent-cmd: {model_url} is not served yet: these scenarios make no model calls (docs/contention.md)");
     if (std::find(kPlaceholders.begin(), kPlaceholders.end(), p) == kPlaceholders.end())
       throw InputError(fmt::format("agent-cmd: {} is not a placeholder: use {{tools_url}}, {{tenant}}, {{agent}}, "
-                                   "{{task}}, {{scenario}}, {{seed}}, {{increments}} or {{burst_calls}}",
+                                   "{{task}}, {{scenario}}, {{seed}}, {{increments}}, {{burst_calls}} or {{model_url}}",
                                    p));
   }
   return words;
 }
 
+bool wants_model(const std::vector<std::string>& words) {
+  return std::any_of(words.begin(), words.end(), [](const std::string& w) { return w.find("{model_url}") != std::string::npos; });
+}
+
 contention::AgentReport run_agent_command(const std::vector<std::string>& words, const contention::ContentionConfig& c,
-                                          const contention::AgentSlot& slot) {
+                                          const contention::AgentSlot& slot, int model_port) {
   const int t = slot.index % c.tenants;
   const std::string tenant = fmt::format("t{}", t), agent = fmt::format("a{}", slot.index);
   const std::pair<std::string, std::string> values[] = {
@@ -64,7 +68,8 @@ contention::AgentReport run_agent_command(const std::vector<std::string>& words,
       {"{scenario}", std::string(to_string(c.scenario))},
       {"{seed}", std::to_string(c.seed)},
       {"{increments}", std::to_string(c.increments)},
-      {"{burst_calls}", std::to_string(c.burst_calls)}};
+      {"{burst_calls}", std::to_string(c.burst_calls)},
+      {"{model_url}", fmt::format("http://127.0.0.1:{}/t/{}", model_port, slot.index)}};
   std::vector<std::string> argv;
   for (std::string w : words) {
     for (const auto& [from, to] : values) w = replace_all(std::move(w), from, to);

@@ -1,5 +1,6 @@
 // relsim contention run: many agents at once against the shared tools,
 // scored (docs/contention.md).
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "relsim/core/files.hpp"
 #include "relsim/core/version.hpp"
 #include "relsim/core/rng.hpp"
+#include "relsim/server/server.hpp"
 #include "cli/agent_command.hpp"
 #include "cli/commands.hpp"
 #include "cli/option_rules.hpp"
@@ -51,6 +53,17 @@ Measured contention_measured(const contention::ContentionScores& s) {
   return m;
 }
 
+// The mock provider of {model_url}: relsim serve in chain mode with p = 0,
+// so that every request of every task gets a healthy stream, and no agent
+// runs out of script.
+ServerConfig model_config(const contention::ContentionConfig& c) {
+  ServerConfig sc;
+  sc.threads = 2;
+  sc.chain = RequestChainConfig{0.0, 1.0, c.seed};
+  sc.max_connections = std::max<std::size_t>(sc.max_connections, 2 * static_cast<std::size_t>(c.agents) + 64);
+  return sc;
+}
+
 // --history FILE: the run's scores as one JSON line, with when and which
 // relsim, appended (docs/contention.md, History).
 void append_history(const std::string& file, const contention::ContentionScores& s) {
@@ -71,16 +84,24 @@ int run_contention_command(ContentionArgs& a) {
     if (show) std::cerr << fmt::format("\rcontention: {}/{} agents done", done, total) << (done == total ? "\n" : "");
   };
   contention::AgentRunner runner;
+  std::unique_ptr<Server> model;  // {model_url}: a mock provider, every request a healthy stream
   if (!a.agent_cmd.empty()) {
     a.config.external = true;
     if (!a.deadline->count()) a.config.deadline_s = 60;
-    runner = [words = parse_agent_command(a.agent_cmd)](const contention::ContentionConfig& c,
-                                                         const contention::AgentSlot& slot) {
-      return run_agent_command(words, c, slot);
+    const std::vector<std::string> words = parse_agent_command(a.agent_cmd);
+    if (wants_model(words)) model = std::make_unique<Server>(model_config(a.config));
+    runner = [words, port = model ? model->port() : 0](const contention::ContentionConfig& c,
+                                                       const contention::AgentSlot& slot) {
+      return run_agent_command(words, c, slot, port);
     };
   }
-  const contention::ContentionScores s = contention::run_contention(
+  contention::ContentionScores s = contention::run_contention(
       a.config, a.log.empty() ? std::nullopt : std::optional<std::string>(a.log), progress, runner);
+  if (model) {
+    model->stop();
+    s.model_requests = 0;
+    for (int i = 0; i < a.config.agents; ++i) *s.model_requests += static_cast<std::int64_t>(model->log(i).requests.size());
+  }
   if (!a.history.empty()) append_history(a.history, s);
   out() << (a.json ? dump_json(contention::scores_json(s)) + "\n" : contention::scores_table(s)) << std::flush;
   return require_verdict(a.require, kContentionMetrics, contention_measured(s));
@@ -109,7 +130,8 @@ Runner add_contention(CLI::App& app) {
   auto* agent_cmd = run->add_option(
       "--agent-cmd", a->agent_cmd,
       "your own agent instead, one process each: a command with {tools_url} and {tenant} (and {agent}, {task}, "
-      "{scenario}, {seed}, {increments}, {burst_calls}), split at spaces, no shell");
+      "{scenario}, {seed}, {increments}, {burst_calls}, {model_url}: a mock provider's healthy streams), split at "
+      "spaces, no shell");
   check_value<std::string>(agent_cmd, [](const std::string& text) { parse_agent_command(text); });
   refuse_with(agent_cmd, agent, "give --agent or --agent-cmd, not both");
   auto* agents = run->add_option("--agents", a->config.agents,

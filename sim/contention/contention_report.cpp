@@ -45,6 +45,7 @@ Json scores_json(const ContentionScores& s) {
           {"key_collisions", s.key_collisions},
           {"rounds_lost", rate_json(s.rounds_lost)},
           {"pool_wait_p99", s.pool_wait_p99 ? Json(*s.pool_wait_p99) : Json(nullptr)},
+          {"model_requests", s.model_requests ? Json(*s.model_requests) : Json(nullptr)},
           {"predictions", std::move(predictions)},
           {"seconds", std::round(s.seconds * 1000.0) / 1000.0}};
   if (s.config.scenario == Scenario::mixed) {
@@ -73,6 +74,7 @@ std::string scores_table(const ContentionScores& s) {
   if (c.think_s > 0) out += fmt::format("  {:<24}{}\n", "rounds that lost one", rate_text(s.rounds_lost));
   out += fmt::format("  {:<24}{}\n", "pool wait p99",
                      s.pool_wait_p99 ? fmt::format("{:.3f} s (model seconds)", *s.pool_wait_p99) : "-");
+  if (s.model_requests) out += fmt::format("  {:<24}{}\n", "model requests", *s.model_requests);
   for (const Prediction& p : s.predictions)
     out += fmt::format("  predicted {}: {:.4f}, measured {:.4f}{}: {}\n", p.what, p.value, p.measured,
                        p.interval ? fmt::format(" [{:.4f}, {:.4f}]", p.interval->low, p.interval->high) : "",

@@ -98,8 +98,6 @@ TEST(ContentionCli, RefusesBadInputInOneLine) {
                      "has no {tools_url}");
   expect_input_error({"contention", "run", "--scenario", "burst", "--agent-cmd", "x {tools_url} {tenant} {colour}"},
                      "{colour} is not a placeholder");
-  expect_input_error({"contention", "run", "--scenario", "burst", "--agent-cmd", "x {tools_url} {tenant} {model_url}"},
-                     "{model_url} is not served yet");
   expect_input_error({"contention", "run", "--scenario", "burst", "--agent", "careful", "--agent-cmd",
                       "x {tools_url} {tenant}"},
                      "not both");

@@ -2,7 +2,8 @@
 // client of (docs/contention.md, "Your own agent"):
 // examples/tools/contention_agent.mjs on the official MCP TypeScript SDK
 // (pinned by examples/tools/package-lock.json), 30 agents over 10 tenants,
-// one node process each (docs/contention.md has a run of 100). What relsim scores comes from the server's log
+// one node process each (docs/contention.md has a run of 100), each asking
+// the mock provider at {model_url} for a plan first. What relsim scores comes from the server's log
 // and the processes' exits, not from relsim's own agents.
 #include <gtest/gtest.h>
 
@@ -27,7 +28,7 @@ TEST(ContentionAgentCmd, McpSdkAgentsOverTenTenantsAreScoredFromTheServersLog) {
   if (!why.empty()) RELSIM_SKIP_OR_FAIL(why);
   const std::string agent = "node " + (dir / "contention_agent.mjs").string() +
                             " --mcp {tools_url} --tenant {tenant} --agent {agent} --scenario {scenario}"
-                            " --increments {increments}";
+                            " --increments {increments} --model {model_url}";
   const auto r = relsim::test::run_relsim({"contention", "run", "--scenario", "interleaved", "--agents", "30",
                                            "--tenants", "10", "--concurrency", "10", "--agent-cmd", agent, "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -41,6 +42,8 @@ TEST(ContentionAgentCmd, McpSdkAgentsOverTenTenantsAreScoredFromTheServersLog) {
   // Its calls as the server logged them: 10 reads and 10 writes each, and the locks.
   EXPECT_GE(j["tool_429_rate"]["n"], 30 * 24);
   EXPECT_EQ(j["agent"], "agent-cmd");
+  // Each asked relsim's mock provider for a plan first, at its own task's URL, and read the stream to its end.
+  EXPECT_EQ(j["model_requests"], 30);
   EXPECT_TRUE(j["predictions"].empty());  // the closed forms are the reference agents', not this one's
 }
 

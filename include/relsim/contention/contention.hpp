@@ -119,6 +119,7 @@ struct ContentionScores {
   std::int64_t key_collisions = 0; // memo writes (--key-bits) that met another agent's entry, any tenant
   Rate rounds_lost;                // rounds (--think) whose counters lost an update
   std::optional<double> pool_wait_p99;  // long-short: model seconds a request waited for a connection
+  std::optional<std::int64_t> model_requests;  // --agent-cmd with {model_url}: requests the mock provider served
   std::vector<Prediction> predictions;  // the reference agents' closed forms; none with --agent-cmd
   std::vector<ContentionScores> by_scenario;  // mixed: each scenario's own scores
   double seconds = 0.0;
