@@ -4,12 +4,14 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "relsim/contention/contention.hpp"
+#include "relsim/contention/trend.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/core/files.hpp"
 #include "relsim/core/version.hpp"
@@ -107,6 +109,33 @@ int run_contention_command(ContentionArgs& a) {
   return require_verdict(a.require, kContentionMetrics, contention_measured(s));
 }
 
+// relsim contention trend: the four trend lines of a --history file.
+struct TrendArgs {
+  std::string history;
+  bool json = false, csv = false;
+};
+
+int run_trend_command(const TrendArgs& a) {
+  std::istringstream in(read_file(a.history, "history file"));
+  const std::vector<contention::TrendRun> runs = contention::read_trend(in, a.history);
+  out() << (a.json ? dump_json(contention::trend_json(runs)) + "\n"
+                   : a.csv ? contention::trend_csv(runs) : contention::trend_table(runs))
+        << std::flush;
+  return 0;
+}
+
+CLI::App* add_trend(CLI::App& cmd, TrendArgs& a) {
+  auto* trend = cmd.add_subcommand(
+      "trend",
+      "the essay's four trend lines across runs, from a --history file: accuracy, the tool 429 rate under a burst,\n"
+      "  the cross-tenant leak rate and the pool wait p99, one row a run (what the workbench's trend panel draws)");
+  trend->add_option("--history", a.history, "the file relsim contention run --history appended to")->required();
+  auto* json = trend->add_flag("--json", a.json, "print one JSON object {\"runs\": [...]}");
+  auto* csv = trend->add_flag("--csv", a.csv, "print CSV, one row a run (an empty cell where a run has no value)");
+  json->excludes(csv);
+  return trend;
+}
+
 }  // namespace
 
 Runner add_contention(CLI::App& app) {
@@ -173,9 +202,12 @@ Runner add_contention(CLI::App& app) {
     if (n < 1 || n > contention::kMaxAgents)
       throw InputError(fmt::format("agents = {} is out of range: it must be in [1, {}]", n, contention::kMaxAgents));
   });
-  return [a, run] {
+  auto t = std::make_shared<TrendArgs>();
+  auto* trend = add_trend(*cmd, *t);
+  return [a, run, t, trend] {
     if (run->parsed()) return run_contention_command(*a);
-    throw InputError("relsim contention needs a subcommand: run (relsim contention --help)");
+    if (trend->parsed()) return run_trend_command(*t);
+    throw InputError("relsim contention needs a subcommand: run or trend (relsim contention --help)");
   };
 }
 

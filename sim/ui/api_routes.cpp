@@ -5,7 +5,9 @@
 // anything else -> 500).
 #include "ui/api_routes.hpp"
 
+#include <algorithm>
 #include <array>
+#include <span>
 #include <variant>
 
 #include <fmt/format.h>
@@ -24,16 +26,21 @@ struct Route {
   std::string_view path;
   std::string_view endpoint;  // command_args's
   Kind kind;
+  std::span<const UploadFile> files = {};  // Kind::upload: the files the body holds
 };
 
-constexpr std::array<Route, 7> kRoutes = {{
+constexpr UploadFile kAuditFiles[] = {{"plan", "--plan", "plan.jsonl"}, {"log", "--log", "log.jsonl"}};
+constexpr UploadFile kTrendFiles[] = {{"history", "--history", "history.jsonl"}};
+
+constexpr std::array<Route, 8> kRoutes = {{
     {"/api/exact", "exact", Kind::json},
     {"/api/simulate", "simulate", Kind::json},
     {"/api/simulate/stream", "simulate", Kind::stream},
     {"/api/oracle", "oracle", Kind::json},
     {"/api/live", "live", Kind::json},
     {"/api/sweep", "sweep", Kind::csv},
-    {"/api/audit", "audit", Kind::upload},
+    {"/api/audit", "audit", Kind::upload, kAuditFiles},
+    {"/api/contention/trend", "contention/trend", Kind::upload, kTrendFiles},
 }};
 
 bool host_allowed(const Request& request, int port) {
@@ -89,7 +96,8 @@ std::variant<Work, Reply> prepare(const UiContext& context, const Request& reque
     return not_allowed(request, upload ? "POST" : "GET");
   try {
     std::vector<std::string> args = command_args(route.endpoint, target.params);
-    if (upload) return audit_work(context.runner, std::move(args), parse_audit_body(request.body()));
+    if (upload)
+      return upload_work(context.runner, std::move(args), route.files, parse_upload_body(request.body(), route.files));
     return Work([runner = context.runner, args = std::move(args)](const CommandHooks& hooks) {
       return runner(args, hooks);
     });
@@ -125,6 +133,10 @@ std::variant<std::pair<const Route*, Target>, Reply> route_of(const Request& req
 
 }  // namespace
 
+bool takes_upload(std::string_view path) {
+  return std::any_of(kRoutes.begin(), kRoutes.end(), [&](const Route& r) { return r.kind == Kind::upload && r.path == path; });
+}
+
 net::awaitable<bool> serve(UiConnection& conn, Request& request) {
   const bool keep = request.keep_alive();
   if (!host_allowed(request, conn.context().port))
@@ -141,7 +153,7 @@ net::awaitable<bool> serve(UiConnection& conn, Request& request) {
   co_return co_await conn.send(
       json_error(404, fmt::format("unknown path '{}': the workbench serves GET /, its assets and /api/exact, "
                                   "/api/simulate, /api/simulate/stream, /api/oracle, /api/live, /api/sweep "
-                                  "and POST /api/audit",
+                                  "and POST /api/audit, /api/contention/trend",
                                   target.path.substr(0, 200))),
       keep);
 }

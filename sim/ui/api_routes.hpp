@@ -3,13 +3,16 @@
 // ui_server.hpp and docs/ui.md). The Host guard comes first: a page on some
 // other site that a DNS rebinding points at 127.0.0.1 sends its own host
 // name, and gets 403 before anything runs.
-#include "ui/audit_upload.hpp"
+#include "ui/upload.hpp"
 #include "ui/ui_connection.hpp"
 
 namespace relsim::ui {
 
 // Answers one request; true to keep the connection for the next.
 net::awaitable<bool> serve(UiConnection& conn, Request& request);
+
+// Whether the path is an upload's (its body may be large: ui_connection).
+bool takes_upload(std::string_view path);
 
 // The MCP tools server's one endpoint, /mcp (mcp_route.cpp): POST answers a
 // JSON-RPC message through the site's McpService, a held answer after its

@@ -148,6 +148,7 @@ struct Endpoint {
   std::vector<std::string_view> fixed;  // appended to every command line
   std::vector<std::string_view> needs;  // parameters that must be given
   std::vector<Bound> bounds;
+  std::vector<std::string_view> command = {};  // the command's words, if not just the name
 };
 
 using Words = std::vector<std::string_view>;
@@ -179,6 +180,7 @@ const std::vector<Endpoint>& endpoints() {
         {"live", cat({oracle, {"seed"}}), {}, {"--json", "--timeline"}, {"fault"}, {{"tasks", 1, 20}}},
         {"sweep", sweep, {"strict"}, {}, {}, {{"tasks", 0, 1'000'000}}},
         {"audit", audit, {"infer", "no-wait-check"}, {"--json", "--per-task"}, {}, {}},
+        {"contention/trend", {}, {}, {"--json"}, {}, {}, {"contention", "trend"}},
     };
   }();
   return table;
@@ -215,7 +217,9 @@ std::vector<std::string> command_args(std::string_view endpoint,
     throw InputError(fmt::format("unknown endpoint '{}': the endpoints are {}", shown(endpoint), listed(names)));
   }
   const Endpoint& e = *it;
-  std::vector<std::string> args = {std::string(e.name)};
+  std::vector<std::string> args;
+  if (e.command.empty()) args.emplace_back(e.name);
+  for (const auto word : e.command) args.emplace_back(word);
   for (const auto& [key, value] : params) {
     if (!contains(e.takes, key))
       throw InputError(fmt::format("unknown parameter '{}' for /api/{}: it takes {}", shown(key), e.name,

@@ -148,20 +148,22 @@ const bursts = page.locator('#bursts');
 const lab = page.locator('#lab');
 const policies = page.locator('#policies');
 const audit = page.locator('#audit');
+const trend = page.locator('#trend');
+const SECTIONS = ['bursts', 'lab', 'policies', 'audit', 'trend'];
 
-await step('a. page opens with its four sections', async () => {
+await step('a. page opens with its five sections', async () => {
   pageOpened = false;
   const response = await page.goto(`${base}/`, { waitUntil: 'load' });
   if (response?.status() !== 200) throw new Error(`expected GET / to answer 200, saw ${response?.status()}`);
   pageOpened = true;
   const missing = [];
-  for (const id of ['bursts', 'lab', 'policies', 'audit']) {
+  for (const id of SECTIONS) {
     if ((await page.locator(`section#${id}`).count()) !== 1) missing.push(id);
     else if (!(await page.locator(`section#${id}`).getByRole('heading').count())) missing.push(`${id} heading`);
   }
   if (missing.length) {
-    pageOpened = missing.length < 4;
-    throw new Error(`expected sections bursts, lab, policies, audit with headings; missing: ${missing.join(', ')}`);
+    pageOpened = missing.length < SECTIONS.length;
+    throw new Error(`expected sections ${SECTIONS.join(', ')} with headings; missing: ${missing.join(', ')}`);
   }
   return `title ${JSON.stringify(await page.title())}`;
 });
@@ -272,6 +274,33 @@ await step('e. audit: plan + naive log give 5 rows; a mismatch verdict filter gi
   return `5 rows; options ${JSON.stringify(options)}; ${mismatch} -> 0`;
 });
 
+// The history file's numbers, read here from the file itself (not through
+// relsim), against the trend panel's table; the four charts draw marks.
+await step('e2. trend: the notebook\'s history file gives 8 rows whose numbers are the file\'s', async () => {
+  const file = path.join(source, 'data/notebooks/contention_history.jsonl');
+  const runs = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  await trend.getByLabel('history', { exact: true }).setInputFiles(file);
+  await trend.getByRole('button', { name: 'draw', exact: true }).click({ timeout: WAIT });
+  const table = trend.getByTestId('trend-table');
+  await poll(`expected trend-table to show ${runs.length} rows`, () => rows(table), (n) => n === runs.length);
+  const shown = await table.evaluate((t) =>
+    [...t.tBodies[0].rows].map((r) => Object.fromEntries([...r.cells].map((c) => [c.dataset.key, c.textContent]))));
+  runs.forEach((j, i) => {
+    const burst = j.scenario === 'mixed' ? j.by_scenario.burst.tool_429_rate : j.tool_429_rate;
+    const want = { run: String(i + 1), agent: j.agent, success: j.success.value.toFixed(4), burst_429: burst.value.toFixed(4),
+      leak: j.wrong_tenant_hit_rate.value.toFixed(4), pool_wait_p99: j.pool_wait_p99.toFixed(3) };
+    for (const [key, value] of Object.entries(want))
+      if (shown[i][key] !== value) throw new Error(`expected run ${i + 1}'s ${key} to show ${value}, saw ${shown[i][key]}`);
+  });
+  const drawn = [];
+  for (const id of ['chart-trend-success', 'chart-trend-burst-429', 'chart-trend-leak', 'chart-trend-pool-wait']) {
+    const counts = await poll(`expected ${id} to draw a dot a run`, () => marks(trend.getByTestId(id)), (c) => total(c, 'circle') === runs.length);
+    drawn.push(`${id} ${total(counts, 'circle')} dots`);
+  }
+  const summary = await text(trend.getByTestId('trend-summary'));
+  return `${runs.length} rows equal to the file; ${drawn.join(', ')}; ${summary.slice(0, 100)}`;
+});
+
 await step('f. URL state: q 0.8 and lab policy layered survive opening the URL in a new page', async () => {
   await setNumber(bursts, 'q', 0.8);
   await choose(lab, 'policy', 'layered');
@@ -360,10 +389,10 @@ await step('j1. screenshots of each section at 1280x800 (lab after naive live ru
   const summary = await labRun('naive', 9).catch((e) => {
     failure = e;
   });
-  for (const id of ['bursts', 'lab', 'policies', 'audit'])
+  for (const id of SECTIONS)
     await page.locator(`#${id}`).screenshot({ path: path.join(outdir, `ui-${id}.png`), timeout: WAIT });
   if (failure) throw failure;
-  return `ui-bursts.png ui-lab.png ui-policies.png ui-audit.png in ${outdir}; ${summary}`;
+  return `${SECTIONS.map((id) => `ui-${id}.png`).join(' ')} in ${outdir}; ${summary}`;
 });
 
 // Width checks poll: charts may redraw for the new width after a resize.

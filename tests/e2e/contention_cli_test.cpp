@@ -2,6 +2,7 @@
 // JSON's keys, --require's verdict, and bad input refused in one line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -64,6 +65,49 @@ TEST(ContentionCli, HistoryGetsOneLineARun) {
     EXPECT_EQ(j["time"].get<std::string>().size(), 20u) << j["time"];  // 2026-12-05T23:15:34Z
     EXPECT_TRUE(j.contains("relsim") && j.contains("commit"));
   }
+}
+
+// contention trend over the notebook's history: one CSV row a run whose
+// numbers are the file's own, read here with nlohmann-json; bad files
+// refused naming the line.
+TEST(ContentionCli, TrendReadsTheFourLinesOfAHistoryFile) {
+  const std::string file = relsim::test::source_dir() + "/data/notebooks/contention_history.jsonl";
+  const auto r = run_relsim({"contention", "trend", "--history", file, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json runs = json::parse(r.out)["runs"];
+  std::ifstream in(file);
+  std::size_t i = 0;
+  for (std::string line; std::getline(in, line); ++i) {
+    const json j = json::parse(line);
+    ASSERT_LT(i, runs.size());
+    EXPECT_EQ(runs[i]["run"], i + 1);
+    EXPECT_EQ(runs[i]["success"]["value"], j["success"]["value"]);
+    EXPECT_EQ(runs[i]["success"]["ci"], j["success"]["ci"]);
+    EXPECT_EQ(runs[i]["burst_429"]["value"], j["by_scenario"]["burst"]["tool_429_rate"]["value"]);
+    EXPECT_EQ(runs[i]["leak"]["value"], j["wrong_tenant_hit_rate"]["value"]);
+    EXPECT_EQ(runs[i]["pool_wait_p99"], j["pool_wait_p99"]);
+    EXPECT_EQ(runs[i]["agent"], j["agent"]);
+  }
+  EXPECT_EQ(runs.size(), i);
+  const auto csv = run_relsim({"contention", "trend", "--history", file, "--csv"});
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("run,time,commit,scenario,agent,seed,agents,tenants,success,success_lo,success_hi,", 0), 0u);
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), static_cast<long>(i + 1));
+  // A burst run measures no leak (no lookups) and no pool wait: null, not 0.
+  const std::filesystem::path dir = relsim::test::scratch("contention-trend");
+  std::filesystem::create_directories(dir);
+  const std::string burst = (dir / "burst.jsonl").string();
+  ASSERT_EQ(run_relsim({"contention", "run", "--scenario", "burst", "--agents", "4", "--tenants", "2", "--history", burst}).code, 0);
+  const json one = json::parse(run_relsim({"contention", "trend", "--history", burst, "--json"}).out)["runs"][0];
+  EXPECT_TRUE(one["leak"].is_null());
+  EXPECT_TRUE(one["pool_wait_p99"].is_null());
+  EXPECT_FALSE(one["burst_429"].is_null());
+  std::ofstream(dir / "bad.jsonl") << std::ifstream(file).rdbuf() << "{\"scenario\": \"burst\"}\n";
+  expect_input_error({"contention", "trend", "--history", (dir / "bad.jsonl").string()}, "line 9 is not a line of relsim contention run --history: it has no success");
+  std::ofstream(dir / "empty.jsonl") << "\n";
+  expect_input_error({"contention", "trend", "--history", (dir / "empty.jsonl").string()}, "has no run");
+  expect_input_error({"contention", "trend", "--history", file, "--json", "--csv"}, "excludes");
+  expect_input_error("contention trend", "--history");
 }
 
 TEST(ContentionCli, RefusesBadInputInOneLine) {

@@ -3,6 +3,8 @@
 // same command line, and an out-of-range value is a 400 naming it.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <fmt/format.h>
@@ -63,6 +65,34 @@ TEST(UiServerCommands, SweepAnswersTheCliCsv) {
   EXPECT_EQ(r.header("content-type"), "text/csv; charset=utf-8");
   EXPECT_EQ(r.body, cli_out("sweep --p 0.3 --q 0.3,0.8 --r 2 --n 2 --tasks 400 --seed 20261001"));
   EXPECT_EQ(r.body.rfind("p,q,r,n,b,g,chain", 0), 0u) << r.body;
+}
+
+// The trend panel's endpoint: the history file posted as text, the answer
+// the bytes of relsim contention trend --json over the same file; a line
+// that is not a run is a 400 naming the line.
+TEST(UiServerCommands, ContentionTrendAnswersWhatTheCliPrints) {
+  UiServer server(config(), real_runner());
+  const std::string file = relsim::test::source_dir() + "/data/notebooks/contention_history.jsonl";
+  std::ifstream in(file);
+  const std::string history((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_FALSE(history.empty()) << file;
+  const int port = server.port();
+  const UiReply r = round_trip(port, ui_request("POST", "/api/contention/trend", port, Json{{"history", history}}.dump()));
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, cli_out("contention trend --history " + file + " --json"));
+  EXPECT_EQ(r.json()["runs"].size(), 8u);
+  // A history of many runs is a large body, as an audit's is (past the 64 KiB of other requests).
+  const std::string longer = history + history + history;
+  ASSERT_GT(longer.size(), 64u * 1024u);
+  const UiReply many = round_trip(port, ui_request("POST", "/api/contention/trend", port, Json{{"history", longer}}.dump()));
+  EXPECT_EQ(many.status, 200) << many.body.substr(0, 200);
+  EXPECT_EQ(many.json()["runs"].size(), 24u);
+  const UiReply bad =
+      round_trip(port, ui_request("POST", "/api/contention/trend", port, Json{{"history", history + "{\"x\": 1}\n"}}.dump()));
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("line 9 is not a line of relsim contention run --history: it has no scenario"),
+            std::string::npos)
+      << bad.body;
 }
 
 TEST(UiServerCommands, OracleCountsNineRequestsForNaiveUnderSlowHeaders) {

@@ -34,6 +34,8 @@ TEST(UiServer, BodyOverTheLimitIs413) {
   FakeServer s({}, config([](UiConfig& c) { c.max_body_bytes = 1000; }));
   const int port = s.port;
   expect_error(round_trip(port, ui_request("POST", "/api/audit", port, std::string(1001, 'x'))), 413, "at most 1000");
+  expect_error(round_trip(port, ui_request("POST", "/api/contention/trend", port, std::string(1001, 'x'))), 413,
+               "at most 1000");
   // Elsewhere the limit is 64 KiB, chunked or not.
   expect_error(round_trip(port, ui_request("GET", "/api/exact", port, std::string(70'000, 'x'))), 413, "too large");
   const std::string chunked = fmt::format("GET /api/exact HTTP/1.1\r\nHost: 127.0.0.1:{}\r\ntransfer-encoding: chunked\r\n"

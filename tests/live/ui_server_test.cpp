@@ -229,4 +229,18 @@ TEST(UiServer, AuditRefusesABodyThatIsNotAPlanAndALog) {
   EXPECT_TRUE(s.fake.calls.empty());
 }
 
+TEST(UiServer, TrendRefusesABodyThatIsNotAHistory) {
+  FakeServer s;
+  const int port = s.port;
+  const auto post = [&](const std::string& body) {
+    return round_trip(port, ui_request("POST", "/api/contention/trend", port, body));
+  };
+  expect_error(post(R"({"plan": "x"})"), 400, "the key \"plan\": it takes only history");
+  expect_error(post("{}"), 400, "history must be a string: give {\"history\": TEXT}");
+  expect_error(post(R"({"history": ["x"]})"), 400, "history must be strings");
+  expect_error(get(port, "/api/contention/trend"), 405, "use POST");
+  std::lock_guard lock(s.fake.mu);
+  EXPECT_TRUE(s.fake.calls.empty());
+}
+
 }  // namespace ui_server_test

@@ -138,24 +138,8 @@ export class Audit extends Panel {
     const verdict = this.filters.get("verdict");
     const match = taskMatcher(this.filters.get("task-filter"));
     const shown = this.rows.filter((row) => (verdict === "all" || row.verdict === verdict) && match(row));
-    const head = document.createElement("tr");
-    for (const [, title] of COLUMNS) {
-      const th = document.createElement("th");
-      th.scope = "col";
-      th.textContent = title;
-      head.append(th);
-    }
-    this.table.tHead.replaceChildren(head);
-    this.table.tBodies[0].replaceChildren(...shown.map((row) => {
-      const tr = document.createElement("tr");
-      tr.className = row.verdict === "ok" ? "ok" : "mismatch";
-      for (const [key] of COLUMNS) {
-        const td = document.createElement("td");
-        td.textContent = text(row[key]);
-        tr.append(td);
-      }
-      return tr;
-    }));
+    this.fillRows(this.table, COLUMNS, shown, (row, key) => text(row[key]),
+      (row) => (row.verdict === "ok" ? "ok" : "mismatch"));
     this.table.caption.textContent = this.rows.length === 0 ? "Per task: no audit yet."
       : `Per task: showing ${shown.length} of ${this.rows.length} tasks.`;
   }

@@ -1,7 +1,7 @@
 // relsim workbench: the page that `relsim ui` serves (docs/ui.md).
 //
-// Plain ES modules, no framework: four panels (bursts.js, lab.js,
-// policies.js, audit.js), each a table of controls (controls.js) whose
+// Plain ES modules, no framework: five panels (bursts.js, lab.js,
+// policies.js, audit.js, trend.js), each a table of controls (controls.js) whose
 // values live in the address (state.js) and go to the server's JSON API
 // (api.js); charts sit in figure.js's frame, which exports them (export.js).
 // The build (sim/CMakeLists.txt) bundles this file with esbuild after
@@ -23,18 +23,21 @@ import { Bursts } from "./bursts.js";
 import { Lab } from "./lab.js";
 import { Policies } from "./policies.js";
 import { restore, save } from "./state.js";
+import { Trend } from "./trend.js";
 
 function start() {
   const policies = new Policies();
   const bursts = new Bursts((model) => policies.setModel(model));
   const lab = new Lab();
   const audit = new Audit();
+  const trend = new Trend();
 
   restore("", bursts.controls);
   restore("lab.", lab.controls);
   restore("pol.", policies.controls);
   restore("audit.", audit.controls);
   restore("audit.", audit.filters);
+  restore("trend.", trend.controls);
   save();
 
   // Every change is kept in the address at once; the panel recomputes once
@@ -44,6 +47,7 @@ function start() {
   policies.controls.onChange(() => { save(); policies.changed(); });
   audit.controls.onChange(() => save());
   audit.filters.onChange(() => save());
+  trend.controls.onChange(() => save());
 
   bursts.now((signal) => bursts.compute(signal));
   lab.now((signal) => lab.oracle(signal));

@@ -43,6 +43,31 @@ export class Panel {
     this.out(testid).replaceChildren(...nodes);
   }
 
+  // A table's head from columns [[key, title], ...] and one row per item of
+  // rows: cell(row, key) in each cell (marked data-key), rowClass(row) the
+  // row's class.
+  fillRows(table, columns, rows, cell, rowClass = () => "") {
+    const head = document.createElement("tr");
+    for (const [, title] of columns) {
+      const th = document.createElement("th");
+      th.scope = "col";
+      th.textContent = title;
+      head.append(th);
+    }
+    table.tHead.replaceChildren(head);
+    table.tBodies[0].replaceChildren(...rows.map((row) => {
+      const tr = document.createElement("tr");
+      tr.className = rowClass(row);
+      for (const [key] of columns) {
+        const td = document.createElement("td");
+        td.textContent = cell(row, key);
+        td.dataset.key = key;
+        tr.append(td);
+      }
+      return tr;
+    }));
+  }
+
   // One line from the API or the page's own checks; null clears it.
   error(message) {
     this.errorBox.textContent = message ?? "";
