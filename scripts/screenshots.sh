@@ -50,8 +50,10 @@ done
 [[ -n $port ]] || { echo "screenshots: relsim ui printed no 'listening on' line" >&2; exit 1; }
 
 mkdir -p "$tmp/out"
+# The fit panel's log: the same generated plan as tests/browser/browser_test.cpp.
+"$relsim" plan --p 0.1 --q 0.6 --n 20 --tasks 500 --seed 20261001 --max-requests 40 >"$tmp/fit_log.jsonl"
 status=0
-(cd "$dir" && RELSIM_CHROMIUM=$(command -v chromium) node check_ui.mjs "$port" "$tmp/out" "$source_dir") >"$tmp/verdict.json" || status=$?
+(cd "$dir" && RELSIM_CHROMIUM=$(command -v chromium) RELSIM_FIT_LOG="$tmp/fit_log.jsonl" node check_ui.mjs "$port" "$tmp/out" "$source_dir") >"$tmp/verdict.json" || status=$?
 if ((status != 0)); then
   kept=$dir/out-screenshots
   rm -rf "$kept" && cp -r "$tmp/out" "$kept"
@@ -60,5 +62,5 @@ if ((status != 0)); then
   exit 1
 fi
 mkdir -p docs/img
-cp "$tmp/out"/ui-{bursts,lab,policies,audit,trend,narrow}.png docs/img/
-echo "screenshots: docs/img/ui-{bursts,lab,policies,audit,trend,narrow}.png refreshed" >&2
+cp "$tmp/out"/ui-{bursts,lab,policies,audit,fit,trend,narrow}.png docs/img/
+echo "screenshots: docs/img/ui-{bursts,lab,policies,audit,fit,trend,narrow}.png refreshed" >&2

@@ -1,6 +1,7 @@
 // relsim fit's output (fit_report.hpp).
 #include "relsim/fit/fit_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -160,6 +161,33 @@ std::string hidden_retries_text(const fit::ChainFit& f) {
                      f.q_identified ? fmt::format("{:.4g} {}", f.q, interval(f.q_ci)) : std::string("not identified"));
 }
 
+// Runs of one outcome by length, for the workbench's histogram: at each
+// length the runs that reached it and could be seen to go on or end
+// (at_risk), those that ended there, and the fitted law's share that ends
+// (`end`: 1 - q for bad runs, p0 for good ones) times the runs at risk, as
+// the runs test compares them; up to kRunLengths lengths.
+constexpr std::int64_t kRunLengths = 40;
+Json run_lengths_json(const fit::RunHistogram& completed, const fit::RunHistogram& continued, double end) {
+  Json out = Json::array();
+  const std::int64_t longest = std::min(kRunLengths, std::max(completed.max_length(), continued.max_length()));
+  for (std::int64_t k = 1; k <= longest; ++k) {
+    const std::int64_t ended = completed.at(k), at_risk = ended + continued.at(k);
+    out.push_back({{"length", k},
+                   {"at_risk", at_risk},
+                   {"ended", ended},
+                   {"expected", std::isnan(end) ? Json(nullptr) : Json(double(at_risk) * end)}});
+  }
+  return out;
+}
+
+// The fitted chain as an exact command, ready to run (docs/fit.md).
+std::string exact_line(const fit::ChainFit& f) {
+  if (!f.q_identified) return "";
+  std::string line = fmt::format("relsim exact --p {:.6g} --q {:.6g}", f.p, f.q);
+  if (!f.kinds.kinds_option.empty()) line += " --kinds " + f.kinds.kinds_option;
+  return line;
+}
+
 }  // namespace
 
 Json interval_json(const fit::Interval& i) {
@@ -206,6 +234,9 @@ Json fit_json(const FitReport& r) {
   j["independence_p_value"] = f.independence.p_value;
   j["order2_p_value"] = f.order2.p_value;
   j["runs_p_value"] = f.runs.p_value;
+  j["verdict"] = fit_verdict(f);
+  j["run_lengths"] = {{"bad", run_lengths_json(r.counts->completed[1], r.counts->continued[1], 1.0 - f.q)},
+                      {"good", run_lengths_json(r.counts->completed[0], r.counts->continued[0], f.p0)}};
   j["kinds"] = {{"counts", f.kinds.counts}, {"shares", f.kinds.shares}, {"kinds_option", f.kinds.kinds_option},
                 {"other", f.kinds.other}};
   j["predictions"] = Json::array();
@@ -221,6 +252,7 @@ Json fit_json(const FitReport& r) {
                                 {"netem_command", p.netem_command}});
   }
   j["seconds"] = r.seconds ? seconds_json(*r.seconds, *r.gaps) : Json(nullptr);
+  j["exact_command"] = exact_line(f);
   if (r.sdk_retries > 0) j["sdk_retries"] = r.sdk_retries;
   if (r.if_sdk_default) {
     const fit::ChainFit& d = *r.if_sdk_default;

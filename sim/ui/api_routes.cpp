@@ -30,9 +30,10 @@ struct Route {
 };
 
 constexpr UploadFile kAuditFiles[] = {{"plan", "--plan", "plan.jsonl"}, {"log", "--log", "log.jsonl"}};
+constexpr UploadFile kFitFiles[] = {{"log", "", "log"}};  // fit's FILE, a positional
 constexpr UploadFile kTrendFiles[] = {{"history", "--history", "history.jsonl"}};
 
-constexpr std::array<Route, 8> kRoutes = {{
+constexpr std::array<Route, 9> kRoutes = {{
     {"/api/exact", "exact", Kind::json},
     {"/api/simulate", "simulate", Kind::json},
     {"/api/simulate/stream", "simulate", Kind::stream},
@@ -40,6 +41,7 @@ constexpr std::array<Route, 8> kRoutes = {{
     {"/api/live", "live", Kind::json},
     {"/api/sweep", "sweep", Kind::csv},
     {"/api/audit", "audit", Kind::upload, kAuditFiles},
+    {"/api/fit", "fit", Kind::upload, kFitFiles},
     {"/api/contention/trend", "contention/trend", Kind::upload, kTrendFiles},
 }};
 
@@ -153,7 +155,7 @@ net::awaitable<bool> serve(UiConnection& conn, Request& request) {
   co_return co_await conn.send(
       json_error(404, fmt::format("unknown path '{}': the workbench serves GET /, its assets and /api/exact, "
                                   "/api/simulate, /api/simulate/stream, /api/oracle, /api/live, /api/sweep "
-                                  "and POST /api/audit, /api/contention/trend",
+                                  "and POST /api/audit, /api/fit, /api/contention/trend",
                                   target.path.substr(0, 200))),
       keep);
 }

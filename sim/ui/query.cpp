@@ -180,6 +180,7 @@ const std::vector<Endpoint>& endpoints() {
         {"live", cat({oracle, {"seed"}}), {}, {"--json", "--timeline"}, {"fault"}, {{"tasks", 1, 20}}},
         {"sweep", sweep, {"strict"}, {}, {}, {{"tasks", 0, 1'000'000}}},
         {"audit", audit, {"infer", "no-wait-check"}, {"--json", "--per-task"}, {}, {}},
+        {"fit", {"format", "sdk-retries"}, {}, {"--json"}, {}, {}},
         {"contention/trend", {}, {}, {"--json"}, {}, {}, {"contention", "trend"}},
     };
   }();

@@ -93,9 +93,11 @@ std::vector<std::string> parse_upload_body(std::string_view body, std::span<cons
     throw InputError(fmt::format("the body is not JSON ({}): give {}", e.what(), shape(files)));
   }
   if (!json.is_object()) throw InputError(fmt::format("the body is not a JSON object: give {}", shape(files)));
-  for (const auto& [key, value] : json.items())
+  for (const auto& item : json.items()) {
+    const std::string& key = item.key();
     if (std::none_of(files.begin(), files.end(), [&](const UploadFile& f) { return f.field == key; }))
       throw InputError(fmt::format("the body has the key {}: it takes only {}", json_excerpt(key, 64), fields(files)));
+  }
   std::vector<std::string> texts;
   for (const UploadFile& f : files) {
     const std::string key(f.field);
@@ -114,7 +116,8 @@ Work upload_work(CommandRunner runner, std::vector<std::string> args, std::span<
     try {
       const PrivateDir dir;
       for (std::size_t i = 0; i < files.size(); ++i)
-        line.push_back(fmt::format("{}={}", files[i].option, dir.write(files[i].name, texts[i])));
+        line.push_back(files[i].option.empty() ? dir.write(files[i].name, texts[i])
+                                               : fmt::format("{}={}", files[i].option, dir.write(files[i].name, texts[i])));
       return runner(line, hooks);
     } catch (const UploadError& e) {
       return {3, "", fmt::format("cannot hand the upload to relsim {}: {}", args.empty() ? "" : args[0], e.what())};

@@ -1,7 +1,7 @@
 #pragma once
 // Internal to the workbench's server: the POST endpoints whose command
-// reads files (POST /api/audit: {"plan": TEXT, "log": TEXT}; POST
-// /api/contention/trend: {"history": TEXT}). Their body holds each file as
+// reads files (POST /api/audit: {"plan": TEXT, "log": TEXT}; POST /api/fit:
+// {"log": TEXT}; POST /api/contention/trend: {"history": TEXT}). Their body holds each file as
 // one string; the work writes them into a private temporary folder, runs
 // the command with its options pointing there, and removes the folder
 // (upload.cpp says why it is done so).
@@ -18,7 +18,7 @@ namespace relsim::ui {
 // A file a command reads, sent as one field of the body.
 struct UploadFile {
   std::string_view field;   // the body's key, e.g. "plan"
-  std::string_view option;  // the command's option, e.g. "--plan"
+  std::string_view option;  // the command's option, e.g. "--plan"; "": a positional argument
   std::string_view name;    // the file's name in the private folder, e.g. "plan.jsonl"
 };
 

@@ -68,11 +68,18 @@ TEST(Workbench, ShowsTheReferenceValuesInChromium) {
   const int port = relsim::test::port_from_banner(banner);
   ASSERT_GT(port, 0) << "relsim ui printed no 'listening on' line (its stderr is above): " << banner;
 
+  // The fit panel's log: a plan generated with p = 0.1, q = 0.6 (the
+  // same command as scripts/screenshots.sh).
+  const relsim::test::RunResult plan = relsim::test::run_relsim(
+      {"plan", "--p", "0.1", "--q", "0.6", "--n", "20", "--tasks", "500", "--seed", "20261001", "--max-requests", "40"});
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  const fs::path fit_log = relsim::test::write_temp("browser-fit", "fit_log.jsonl", plan.out);
   relsim::test::RunOptions options;
   options.cwd = dir.string();
   options.timeout = 600;
   options.new_process_group = true;  // a timeout then ends chromium's processes too
-  options.env = {"RELSIM_SOURCE_DIR=" + relsim::test::source_dir(), "RELSIM_CHROMIUM=" + chromium};
+  options.env = {"RELSIM_SOURCE_DIR=" + relsim::test::source_dir(), "RELSIM_CHROMIUM=" + chromium,
+                 "RELSIM_FIT_LOG=" + fit_log.string()};
   const relsim::test::RunResult check =
       relsim::test::run_program({"node", "check_ui.mjs", std::to_string(port), outdir.string()}, options);
   std::cout << check.err;  // one line per step as it ended
@@ -83,7 +90,8 @@ TEST(Workbench, ShowsTheReferenceValuesInChromium) {
     EXPECT_TRUE(step.value("ok", false)) << step.value("name", "?") << ": " << step.value("detail", "");
   EXPECT_EQ(result.value("ok", false), true) << check.out;
   EXPECT_EQ(check.code, 0) << tail(check.out + check.err);
-  for (const char* shot : {"ui-bursts.png", "ui-lab.png", "ui-policies.png", "ui-audit.png", "ui-narrow.png"})
+  for (const char* shot : {"ui-bursts.png", "ui-lab.png", "ui-policies.png", "ui-audit.png", "ui-fit.png", "ui-trend.png",
+                           "ui-narrow.png"})
     EXPECT_TRUE(is_png(outdir / shot)) << "expected the screenshot " << (outdir / shot).string();
 
   const int server_code = ui.stop(SIGTERM);

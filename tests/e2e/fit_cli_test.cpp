@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -38,8 +39,8 @@ TEST(FitCli, RecoversPAndQFromARelsimPlan) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"records", "tasks", "skipped", "p", "q", "p0", "p_ci", "q_ci",
-                                            "independence_p_value", "order2_p_value", "runs_p_value", "kinds",
-                                            "predictions", "seconds"}));
+                                            "independence_p_value", "order2_p_value", "runs_p_value", "verdict",
+                                            "run_lengths", "kinds", "predictions", "seconds", "exact_command"}));
   EXPECT_TRUE(j["seconds"].is_null());  // a plan orders requests by index: no start times
   EXPECT_EQ(j["tasks"], 2000);
   EXPECT_LE(j["p_ci"][0].get<double>(), 0.3);
@@ -47,6 +48,20 @@ TEST(FitCli, RecoversPAndQFromARelsimPlan) {
   EXPECT_LE(j["q_ci"][0].get<double>(), 0.8);
   EXPECT_GE(j["q_ci"][1].get<double>(), 0.8);
   EXPECT_LT(j["independence_p_value"].get<double>(), 1e-10);
+  // The runs test's view, for the workbench: at each length the runs at risk (never more at a longer
+  // length), those that ended, and the fitted law's (1 - q) of those at risk.
+  const double q = j["q"].get<double>();
+  std::int64_t previous = std::numeric_limits<std::int64_t>::max();
+  for (const auto& row : j["run_lengths"]["bad"]) {
+    const std::int64_t at_risk = row["at_risk"].get<std::int64_t>();
+    EXPECT_LE(row["ended"].get<std::int64_t>(), at_risk);
+    EXPECT_LE(at_risk, previous);
+    EXPECT_NEAR(row["expected"].get<double>(), double(at_risk) * (1.0 - q), 1e-9);
+    previous = at_risk;
+  }
+  EXPECT_EQ(j["run_lengths"]["bad"][0]["length"], 1);
+  EXPECT_NE(j["verdict"].get<std::string>().find("faults are bursty"), std::string::npos) << j["verdict"];
+  EXPECT_EQ(j["exact_command"].get<std::string>().rfind("relsim exact --p 0.", 0), 0u) << j["exact_command"];
   ASSERT_EQ(j["predictions"].size(), 1u);
   const auto& pr = j["predictions"][0];
   EXPECT_LE(pr["success_band"][0].get<double>(), pr["success"].get<double>());

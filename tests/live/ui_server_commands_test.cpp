@@ -12,6 +12,7 @@
 #include "live/ui_server_fixture.hpp"
 #include "relsim/cli/cli.hpp"
 #include "relsim/ui/ui_server.hpp"
+#include "support/files.hpp"
 #include "support/run.hpp"
 
 namespace ui_server_commands_test {
@@ -93,6 +94,27 @@ TEST(UiServerCommands, ContentionTrendAnswersWhatTheCliPrints) {
   EXPECT_NE(bad.body.find("line 9 is not a line of relsim contention run --history: it has no scenario"),
             std::string::npos)
       << bad.body;
+}
+
+// The fit panel's endpoint: a generated plan posted as text, the answer
+// the bytes of relsim fit FILE --json, with the panel's run lengths and
+// exact line in it.
+TEST(UiServerCommands, FitAnswersWhatTheCliPrints) {
+  UiServer server(config(), real_runner());
+  const auto plan = relsim::test::run_relsim("plan --p 0.1 --q 0.6 --n 20 --tasks 200 --seed 7 --max-requests 40");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  const std::string file = relsim::test::write_temp("ui-fit", "plan.jsonl", plan.out).string();
+  const int port = server.port();
+  const UiReply r = round_trip(port, ui_request("POST", "/api/fit?format=auto", port, Json{{"log", plan.out}}.dump()));
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, cli_out("fit " + file + " --json"));
+  const Json j = r.json();
+  EXPECT_EQ(j["exact_command"].get<std::string>().rfind("relsim exact --p ", 0), 0u) << j["exact_command"];
+  ASSERT_FALSE(j["run_lengths"]["bad"].empty());
+  EXPECT_EQ(j["run_lengths"]["bad"][0]["length"], 1);
+  const UiReply bad = round_trip(port, ui_request("POST", "/api/fit?format=csv", port, Json{{"log", "x,y\n1,2\n"}}.dump()));
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_NE(bad.body.find("\"error\""), std::string::npos) << bad.body;
 }
 
 TEST(UiServerCommands, OracleCountsNineRequestsForNaiveUnderSlowHeaders) {

@@ -1,7 +1,7 @@
 // relsim workbench: the page that `relsim ui` serves (docs/ui.md).
 //
-// Plain ES modules, no framework: five panels (bursts.js, lab.js,
-// policies.js, audit.js, trend.js), each a table of controls (controls.js) whose
+// Plain ES modules, no framework: six panels (bursts.js, lab.js,
+// policies.js, audit.js, fit.js, trend.js), each a table of controls (controls.js) whose
 // values live in the address (state.js) and go to the server's JSON API
 // (api.js); charts sit in figure.js's frame, which exports them (export.js).
 // The build (sim/CMakeLists.txt) bundles this file with esbuild after
@@ -20,6 +20,7 @@
 
 import { Audit } from "./audit.js";
 import { Bursts } from "./bursts.js";
+import { Fit } from "./fit.js";
 import { Lab } from "./lab.js";
 import { Policies } from "./policies.js";
 import { restore, save } from "./state.js";
@@ -30,6 +31,15 @@ function start() {
   const bursts = new Bursts((model) => policies.setModel(model));
   const lab = new Lab();
   const audit = new Audit();
+  // The fit's p and q go to the bursts panel, in steps mode, and into the address.
+  const fit = new Fit((p, q) => {
+    bursts.controls.set("mode", "steps");
+    bursts.controls.set("p", p);
+    bursts.controls.set("q", q);
+    bursts.controls.refreshVisibility();
+    save();
+    bursts.changed();
+  });
   const trend = new Trend();
 
   restore("", bursts.controls);
@@ -37,6 +47,7 @@ function start() {
   restore("pol.", policies.controls);
   restore("audit.", audit.controls);
   restore("audit.", audit.filters);
+  restore("fit.", fit.controls);
   restore("trend.", trend.controls);
   save();
 
@@ -47,6 +58,7 @@ function start() {
   policies.controls.onChange(() => { save(); policies.changed(); });
   audit.controls.onChange(() => save());
   audit.filters.onChange(() => save());
+  fit.controls.onChange(() => save());
   trend.controls.onChange(() => save());
 
   bursts.now((signal) => bursts.compute(signal));
