@@ -7,6 +7,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/core/json.hpp"
 #include "relsim/core/rng.hpp"
+#include "relsim/fit/advise.hpp"
 #include "relsim/sweep/grid.hpp"
 #include "relsim/sweep/tune.hpp"
 #include "relsim/sweep/tune_report.hpp"
@@ -87,6 +88,18 @@ TuneSpace space_of(const TuneArgs& a) {
   return space;
 }
 
+// A schedule the official SDKs can express (layered, with their own
+// backoff): its maxRetries (s) and the stream retries around it (r) as code,
+// as relsim advise writes them; null for any other.
+void add_snippets(Json& point) {
+  if (point["policy"] != "layered" || point["backoff"] != "sdk") {
+    point["snippets"] = nullptr;
+    return;
+  }
+  const int s = point["s"].get<int>(), r = point["r"].get<int>();
+  point["snippets"] = {{"typescript", fit::sdk_snippet("typescript", s, r)}, {"python", fit::sdk_snippet("python", s, r)}};
+}
+
 int run_tune_command(const TuneArgs& a) {
   const std::optional<TimeModel> time = a.time.time_model(a.model);
   if (!time) throw InputError("tune needs the fault chain in seconds: give --t-good and --t-bad (or --hidden-chain)");
@@ -108,7 +121,13 @@ int run_tune_command(const TuneArgs& a) {
     if (show_progress) std::cerr << fmt::format("\rtune: {}/{} schedules", done, total) << (done == total ? "\n" : "");
   };
   const TuneResult result = a.no_widen ? run_tune(space, config, progress) : run_tune_widening(space, config, progress);
-  if (a.json) out() << dump_json(tune_json(result, space, config, a.time.chain_json(config.time))) << "\n";
+  if (a.json) {
+    Json j = tune_json(result, space, config, a.time.chain_json(config.time));
+    for (Json& point : j["front"]) add_snippets(point);
+    for (Json& point : j["anchors"]) add_snippets(point);
+    if (!j["best"].is_null()) add_snippets(j["best"]);
+    out() << dump_json(j) << "\n";
+  }
   else if (a.csv) {
     out() << tune_csv(result);
     for (const std::string& note : result.notes) std::cerr << "relsim tune: note: " << note << "\n";

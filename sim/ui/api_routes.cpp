@@ -33,13 +33,14 @@ constexpr UploadFile kAuditFiles[] = {{"plan", "--plan", "plan.jsonl"}, {"log", 
 constexpr UploadFile kFitFiles[] = {{"log", "", "log"}};  // fit's FILE, a positional
 constexpr UploadFile kTrendFiles[] = {{"history", "--history", "history.jsonl"}};
 
-constexpr std::array<Route, 9> kRoutes = {{
+constexpr std::array<Route, 10> kRoutes = {{
     {"/api/exact", "exact", Kind::json},
     {"/api/simulate", "simulate", Kind::json},
     {"/api/simulate/stream", "simulate", Kind::stream},
     {"/api/oracle", "oracle", Kind::json},
     {"/api/live", "live", Kind::json},
     {"/api/sweep", "sweep", Kind::csv},
+    {"/api/tune", "tune", Kind::json},
     {"/api/audit", "audit", Kind::upload, kAuditFiles},
     {"/api/fit", "fit", Kind::upload, kFitFiles},
     {"/api/contention/trend", "contention/trend", Kind::upload, kTrendFiles},
@@ -154,7 +155,7 @@ net::awaitable<bool> serve(UiConnection& conn, Request& request) {
   if (const Asset* asset = find_asset(target.path)) co_return co_await conn.send(asset_reply(request, *asset), keep);
   co_return co_await conn.send(
       json_error(404, fmt::format("unknown path '{}': the workbench serves GET /, its assets and /api/exact, "
-                                  "/api/simulate, /api/simulate/stream, /api/oracle, /api/live, /api/sweep "
+                                  "/api/simulate, /api/simulate/stream, /api/oracle, /api/live, /api/sweep, /api/tune "
                                   "and POST /api/audit, /api/fit, /api/contention/trend",
                                   target.path.substr(0, 200))),
       keep);

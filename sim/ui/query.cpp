@@ -181,6 +181,13 @@ const std::vector<Endpoint>& endpoints() {
         {"sweep", sweep, {"strict"}, {}, {}, {{"tasks", 0, 1'000'000}}},
         {"audit", audit, {"infer", "no-wait-check"}, {"--json", "--per-task"}, {}, {}},
         {"fit", {"format", "sdk-retries"}, {}, {"--json"}, {}, {}},
+        {"tune",
+         {"target", "n", "chain", "kinds", "t-good", "t-bad", "request-seconds", "fault-seconds", "think-seconds",
+          "retry-after", "objective", "policies", "s-max", "r-max", "budgets", "sdk", "no-widen", "seed", "p99-tasks"},
+         {"sdk", "no-widen"},
+         {"--json"},
+         {"target", "n", "t-good", "t-bad"},
+         {{"p99-tasks", 0, 20'000}, {"s-max", 0, 100}, {"r-max", 0, 100}}},
         {"contention/trend", {}, {}, {"--json"}, {}, {}, {"contention", "trend"}},
     };
   }();

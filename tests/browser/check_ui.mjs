@@ -74,6 +74,11 @@ async function setNumber(scope, name, value) {
   await loc.fill(String(value), { timeout: WAIT });
   await loc.dispatchEvent('change');
 }
+async function fill(scope, name, value) {
+  const loc = scope.getByLabel(name, { exact: true });
+  await loc.fill(String(value), { timeout: WAIT });
+  await loc.dispatchEvent('change');
+}
 async function choose(scope, name, value) {
   await select(scope, name).selectOption(value, { timeout: WAIT });
 }
@@ -153,7 +158,8 @@ const policies = page.locator('#policies');
 const audit = page.locator('#audit');
 const trend = page.locator('#trend');
 const fitPanel = page.locator('#fit');
-const SECTIONS = ['bursts', 'lab', 'policies', 'audit', 'fit', 'trend'];
+const tunePanel = page.locator('#tune');
+const SECTIONS = ['bursts', 'lab', 'policies', 'audit', 'fit', 'tune', 'trend'];
 
 await step('a. page opens with its five sections', async () => {
   pageOpened = false;
@@ -420,6 +426,31 @@ await step('e3. fit: a generated log (p 0.1, q 0.6) gives intervals that cover i
   await setNumber(bursts, 'q', 0.8);
   await expectText(bursts, 'exact', '0.763675');
   return `p ${want['fit-p']} ${want['fit-p-ci']}, q ${want['fit-q']} ${want['fit-q-ci']}; bursts exact ${exact} with them`;
+});
+
+// The SDK-only search for 0.99 over 20 calls of 10 s with 2-minute outages
+// an hour: the front's dots are the API's points (fetched here), the chosen
+// point's settings and its maxRetries code follow the rank, moved by keys.
+await step('e4. tune: the front equals the API\'s JSON; ArrowUp on rank shows point 2 and its maxRetries', async () => {
+  const settings = { target: '0.99', n: '20', 't-good': '3600', 't-bad': '120', 'request-seconds': '10', kinds: 'http_529=1' };
+  for (const [name, value] of Object.entries(settings)) await fill(tunePanel, name, value);
+  const sdk = tunePanel.getByRole('checkbox', { name: 'sdk', exact: true });
+  if (!(await sdk.isChecked())) await sdk.check();
+  await setNumber(tunePanel, 'rank', 1);
+  await tunePanel.getByRole('button', { name: 'tune', exact: true }).click({ timeout: WAIT });
+  const query = new URLSearchParams({ ...settings, objective: 'requests', sdk: '1' });
+  const json = await (await fetch(`${base}/api/tune?${query}`)).json();
+  if (!json.front?.length) throw new Error(`expected the API to answer a front, saw ${JSON.stringify(json).slice(0, 200)}`);
+  const chosen = (k) => new RegExp(`^#${k} of ${json.front.length}: layered, s = ${json.front[k - 1].s}, r = 0, backoff sdk: ` +
+    `success ${json.front[k - 1].success.toFixed(6)}`);
+  await poll('expected tune-chosen to show point 1 of the API\'s front', () => text(tunePanel.getByTestId('tune-chosen')), (t) => chosen(1).test(t));
+  await poll(`expected chart-tune-front to draw ${json.front.length} front dots and 3 anchors`,
+    () => marks(tunePanel.getByTestId('chart-tune-front')), (c) => total(c, 'circle') >= json.front.length);
+  await spin(tunePanel, 'rank').focus();
+  await page.keyboard.press('ArrowUp');
+  await poll('expected tune-chosen to show point 2 after ArrowUp', () => text(tunePanel.getByTestId('tune-chosen')), (t) => chosen(2).test(t));
+  await expectText(tunePanel, 'tune-snippet', json.front[1].snippets.typescript.trim());
+  return `${json.front.length} points, ${json.evaluated} evaluated; #2 s = ${json.front[1].s}`;
 });
 
 await step('j1. screenshots of each section at 1280x800 (lab after naive live run)', async () => {

@@ -49,7 +49,7 @@ TEST(TuneCli, JsonHasTheFrontAnchorsAndTheirFields) {
                                        "backoff",      "success",     "mean_requests", "mean_seconds",
                                        "mean_seconds_done",
                                        "p99_seconds",  "p99_exact",   "p99_method",  "p99_interval",
-                                       "max_requests", "meets_target"};
+                                       "max_requests", "meets_target", "snippets"};
   ASSERT_TRUE(j["front"].is_array());
   ASSERT_FALSE(j["front"].empty());
   for (const auto& f : j["front"]) {
@@ -66,6 +66,13 @@ TEST(TuneCli, JsonHasTheFrontAnchorsAndTheirFields) {
     names.push_back(a["name"]);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"sdk-default", "10-attempts", "aws-standard"}));
+  // The SDK default is what the SDKs express: maxRetries 2 and no stream retries; a budget is not.
+  EXPECT_EQ(j["anchors"][0]["snippets"]["typescript"],
+            "import Anthropic from \"@anthropic-ai/sdk\";\nconst client = new Anthropic({ maxRetries: 2 });\n");
+  EXPECT_EQ(j["anchors"][0]["snippets"]["python"], "import anthropic\nclient = anthropic.Anthropic(max_retries=2)\n");
+  EXPECT_TRUE(j["anchors"][1]["snippets"].is_null());
+  for (const auto& f : j["front"])
+    EXPECT_EQ(f["snippets"].is_null(), f["policy"] != "layered" || f["backoff"] != "sdk") << f.dump();
   EXPECT_EQ(j["evaluated"].get<long long>() > 0, true);
 }
 

@@ -117,6 +117,26 @@ TEST(UiServerCommands, FitAnswersWhatTheCliPrints) {
   EXPECT_NE(bad.body.find("\"error\""), std::string::npos) << bad.body;
 }
 
+// The tune panel's endpoint: the SDK-only search (what maxRetries reaches
+// 0.99), the bytes relsim tune prints, with each point's SDK code.
+TEST(UiServerCommands, TuneAnswersWhatTheCliPrints) {
+  UiServer server(config(), real_runner());
+  const UiReply r = get(server.port(),
+                        "/api/tune?target=0.99&n=20&t-good=3600&t-bad=120&request-seconds=10&kinds=http_529%3D1&sdk=1");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, cli_out("tune --target 0.99 --n 20 --t-good 3600 --t-bad 120 --request-seconds 10 --kinds "
+                            "http_529=1 --sdk --json"));
+  const Json j = r.json();
+  ASSERT_FALSE(j["front"].empty());
+  for (const Json& pt : j["front"])
+    EXPECT_NE(pt["snippets"]["typescript"].get<std::string>().find(fmt::format("maxRetries: {}", pt["s"].get<int>())),
+              std::string::npos);
+  const UiReply missing = get(server.port(), "/api/tune?target=0.99&n=20");
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_NE(missing.body.find("needs the parameter 't-good'"), std::string::npos) << missing.body;
+  EXPECT_EQ(get(server.port(), "/api/tune?target=0.99&n=20&t-good=1&t-bad=1&force=1").status, 400);
+}
+
 TEST(UiServerCommands, OracleCountsNineRequestsForNaiveUnderSlowHeaders) {
   UiServer server(config(), real_runner());
   const UiReply r = get(server.port(), "/api/oracle?fault=slow_headers&times=always&policy=naive&n=1&r=2");

@@ -1,7 +1,7 @@
 // relsim workbench: the page that `relsim ui` serves (docs/ui.md).
 //
-// Plain ES modules, no framework: six panels (bursts.js, lab.js,
-// policies.js, audit.js, fit.js, trend.js), each a table of controls (controls.js) whose
+// Plain ES modules, no framework: seven panels (bursts.js, lab.js,
+// policies.js, audit.js, fit.js, tune.js, trend.js), each a table of controls (controls.js) whose
 // values live in the address (state.js) and go to the server's JSON API
 // (api.js); charts sit in figure.js's frame, which exports them (export.js).
 // The build (sim/CMakeLists.txt) bundles this file with esbuild after
@@ -25,6 +25,7 @@ import { Lab } from "./lab.js";
 import { Policies } from "./policies.js";
 import { restore, save } from "./state.js";
 import { Trend } from "./trend.js";
+import { Tune } from "./tune.js";
 
 function start() {
   const policies = new Policies();
@@ -40,6 +41,7 @@ function start() {
     save();
     bursts.changed();
   });
+  const tune = new Tune();
   const trend = new Trend();
 
   restore("", bursts.controls);
@@ -48,6 +50,7 @@ function start() {
   restore("audit.", audit.controls);
   restore("audit.", audit.filters);
   restore("fit.", fit.controls);
+  restore("tune.", tune.controls);
   restore("trend.", trend.controls);
   save();
 
@@ -59,6 +62,7 @@ function start() {
   audit.controls.onChange(() => save());
   audit.filters.onChange(() => save());
   fit.controls.onChange(() => save());
+  tune.controls.onChange(() => save());
   trend.controls.onChange(() => save());
 
   bursts.now((signal) => bursts.compute(signal));
