@@ -35,6 +35,7 @@ struct FleetArgs {
   double time_scale = 0.1;
   std::string dialect = "anthropic";
   std::string csv;
+  bool series = false;  // --json --series: the time series in the JSON
   int replicates = 1, threads = 0;
   double bin_seconds = 1.0;
   std::uint64_t seed = rng::kReferenceSeed;
@@ -124,8 +125,13 @@ int run_fleet_command(const FleetArgs& a) {
   if (show && a.replicates > 1) std::cerr << "\n";
   if (!config.share.root()) return 0;
   if (!a.csv.empty()) write_file_atomically(a.csv, fleet::series_csv(result));
-  out() << (a.json ? dump_json(fleet::fleet_json(scenario, config, result)) + "\n"
-                   : fleet::fleet_table(scenario, config, result));
+  if (a.json) {
+    Json j = fleet::fleet_json(scenario, config, result);
+    if (a.series) j["series"] = fleet::series_json(result);
+    out() << dump_json(j) << "\n";
+  } else {
+    out() << fleet::fleet_table(scenario, config, result);
+  }
   return 0;
 }
 
@@ -196,14 +202,19 @@ Runner add_fleet(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default); never changes the output")
       ->capture_default_str();
   cmd->add_option("--bin-seconds", args->bin_seconds, "the time series' bin (--csv)")->capture_default_str();
-  cmd->add_flag("--json", args->json, "print one JSON object instead of a table");
+  auto* json = cmd->add_flag("--json", args->json, "print one JSON object instead of a table");
   auto* csv = cmd->add_option("--csv", args->csv, "write the time series (goodput over time) to this file");
+  auto* series = cmd->add_flag("--series", args->series,
+                               "--json: add the time series as columns (series: t, sent, good, r429, r529, timeouts, "
+                               "goodput)");
   require_positive(args->quota_option, "quota", "requests per minute");
   require_positive(args->capacity_option, "capacity", "streams");
   require_positive(args->header_timeout_option, "header-timeout", "seconds");
   needs_option(args->time_scale_option, live, "--time-scale needs --live: the simulation runs in virtual time");
   needs_option(args->dialect_option, live, "--dialect needs --live: the simulation speaks no wire format");
   refuse_with(live, csv, "--csv with --live: the live run keeps no time series; leave --csv out");
+  refuse_with(live, series, "--series with --live: the live run keeps no time series; leave --series out");
+  needs_option(series, json, "--series adds the time series to --json: give --json too");
   return [args] { return run_fleet_command(*args); };
 }
 

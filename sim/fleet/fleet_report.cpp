@@ -111,15 +111,39 @@ std::string fleet_table(const Scenario& scenario, const RunConfig& config, const
   return fleet_table_of_json(fleet_json(scenario, config, result));
 }
 
+namespace {
+
+double goodput_of(const FleetResult& r, const Bin& b) {
+  return static_cast<double>(b.good) / r.bin_seconds / r.replicates;
+}
+
+}  // namespace
+
 std::string series_csv(const FleetResult& r) {
   std::string s = "t,sent,good,r429,r529,timeouts,started,finished,successes,goodput\n";
   for (std::size_t i = 0; i < r.series.size(); ++i) {
     const Bin& b = r.series[i];
-    const double goodput = static_cast<double>(b.good) / r.bin_seconds / r.replicates;
     s += fmt::format("{:g},{},{},{},{},{},{},{},{},{:g}\n", static_cast<double>(i) * r.bin_seconds, b.sent, b.good,
-                     b.r429, b.r529, b.timeouts, b.started, b.finished, b.successes, goodput);
+                     b.r429, b.r529, b.timeouts, b.started, b.finished, b.successes, goodput_of(r, b));
   }
   return s;
+}
+
+Json series_json(const FleetResult& r) {
+  Json t = Json::array(), sent = Json::array(), good = Json::array(), r429 = Json::array(), r529 = Json::array(),
+       timeouts = Json::array(), goodput = Json::array();
+  for (std::size_t i = 0; i < r.series.size(); ++i) {
+    const Bin& b = r.series[i];
+    t.push_back(static_cast<double>(i) * r.bin_seconds);
+    sent.push_back(b.sent);
+    good.push_back(b.good);
+    r429.push_back(b.r429);
+    r529.push_back(b.r529);
+    timeouts.push_back(b.timeouts);
+    goodput.push_back(goodput_of(r, b));
+  }
+  return {{"bin_seconds", r.bin_seconds}, {"t", t},         {"sent", sent},     {"good", good},
+          {"r429", r429},                 {"r529", r529}, {"timeouts", timeouts}, {"goodput", goodput}};
 }
 
 }  // namespace relsim::fleet

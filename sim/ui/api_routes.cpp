@@ -33,7 +33,7 @@ constexpr UploadFile kAuditFiles[] = {{"plan", "--plan", "plan.jsonl"}, {"log", 
 constexpr UploadFile kFitFiles[] = {{"log", "", "log"}};  // fit's FILE, a positional
 constexpr UploadFile kTrendFiles[] = {{"history", "--history", "history.jsonl"}};
 
-constexpr std::array<Route, 10> kRoutes = {{
+constexpr std::array<Route, 11> kRoutes = {{
     {"/api/exact", "exact", Kind::json},
     {"/api/simulate", "simulate", Kind::json},
     {"/api/simulate/stream", "simulate", Kind::stream},
@@ -41,6 +41,7 @@ constexpr std::array<Route, 10> kRoutes = {{
     {"/api/live", "live", Kind::json},
     {"/api/sweep", "sweep", Kind::csv},
     {"/api/tune", "tune", Kind::json},
+    {"/api/fleet", "fleet", Kind::json},
     {"/api/audit", "audit", Kind::upload, kAuditFiles},
     {"/api/fit", "fit", Kind::upload, kFitFiles},
     {"/api/contention/trend", "contention/trend", Kind::upload, kTrendFiles},
@@ -155,7 +156,7 @@ net::awaitable<bool> serve(UiConnection& conn, Request& request) {
   if (const Asset* asset = find_asset(target.path)) co_return co_await conn.send(asset_reply(request, *asset), keep);
   co_return co_await conn.send(
       json_error(404, fmt::format("unknown path '{}': the workbench serves GET /, its assets and /api/exact, "
-                                  "/api/simulate, /api/simulate/stream, /api/oracle, /api/live, /api/sweep, /api/tune "
+                                  "/api/simulate, /api/simulate/stream, /api/oracle, /api/live, /api/sweep, /api/tune, /api/fleet "
                                   "and POST /api/audit, /api/fit, /api/contention/trend",
                                   target.path.substr(0, 200))),
       keep);

@@ -188,6 +188,13 @@ const std::vector<Endpoint>& endpoints() {
          {"--json"},
          {"target", "n", "t-good", "t-bad"},
          {{"p99-tasks", 0, 20'000}, {"s-max", 0, 100}, {"r-max", 0, 100}}},
+        {"fleet",
+         {"agents", "tenants", "tasks-per-agent", "start", "duration", "quota", "capacity", "queue", "pool", "throttle",
+          "request-seconds", "backoff", "p", "q", "burst-mean", "r", "n", "policy", "s", "B", "kinds", "seed"},
+         {},
+         {"--json", "--series"},
+         {},
+         {{"agents", 1, 20'000}, {"tasks-per-agent", 1, 100}}},
         {"contention/trend", {}, {}, {"--json"}, {}, {}, {"contention", "trend"}},
     };
   }();

@@ -159,7 +159,8 @@ const audit = page.locator('#audit');
 const trend = page.locator('#trend');
 const fitPanel = page.locator('#fit');
 const tunePanel = page.locator('#tune');
-const SECTIONS = ['bursts', 'lab', 'policies', 'audit', 'fit', 'tune', 'trend'];
+const fleetPanel = page.locator('#fleet');
+const SECTIONS = ['bursts', 'lab', 'policies', 'audit', 'fit', 'tune', 'fleet', 'trend'];
 
 await step('a. page opens with its five sections', async () => {
   pageOpened = false;
@@ -451,6 +452,57 @@ await step('e4. tune: the front equals the API\'s JSON; ArrowUp on rank shows po
   await poll('expected tune-chosen to show point 2 after ArrowUp', () => text(tunePanel.getByTestId('tune-chosen')), (t) => chosen(2).test(t));
   await expectText(tunePanel, 'tune-snippet', json.front[1].snippets.typescript.trim());
   return `${json.front.length} points, ${json.evaluated} evaluated; #2 s = ${json.front[1].s}`;
+});
+
+// The 429 storm of 400 agents starting together against 240 requests a
+// minute, under each throttle: the table's rates are the API's (fetched
+// here), and the goodput chart's CSV export holds the API's series.
+await step('e5. fleet: four throttles side by side; the goodput chart\'s CSV is the API\'s series', async () => {
+  for (const [name, value] of Object.entries({ agents: 400, tenants: 1, quota: 240, p: 0, r: 4, duration: 20 }))
+    await setNumber(fleetPanel, name, value);
+  await fleetPanel.getByRole('button', { name: 'simulate', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  const table = fleetPanel.getByTestId('fleet-table');
+  await poll('expected fleet-table to show 4 throttles', () => rows(table), (n) => n === 4);
+  const shown = await table.evaluate((t) =>
+    [...t.tBodies[0].rows].map((r) => Object.fromEntries([...r.cells].map((c) => [c.dataset.key, c.textContent]))));
+  const series = {};
+  for (const row of shown) {
+    const query = new URLSearchParams({ agents: '400', tenants: '1', quota: '240', p: '0', r: '4', policy: 'simple',
+      backoff: 'sdk', duration: '20', seed: '20261001', throttle: row.throttle });
+    const json = await (await fetch(`${base}/api/fleet?${query}`)).json();
+    const rate = `${(100 * json.rate_429).toFixed(1)}%`;
+    if (row.rate_429 !== rate) throw new Error(`expected ${row.throttle}'s 429 rate ${rate}, saw ${row.rate_429}`);
+    series[row.throttle] = json.series;
+  }
+  const csv = (await download(fleetPanel.getByTestId('chart-fleet-goodput'), 'CSV')).bytes.toString('utf8').trim().split(/\r?\n/);
+  // A throttle such as grpc:10,0.1 is quoted in the CSV.
+  const split = (line) => {
+    const out = [];
+    let cell = '', quoted = false;
+    for (const ch of line) {
+      if (quoted) { if (ch === '"') quoted = false; else cell += ch; }
+      else if (ch === '"') quoted = true;
+      else if (ch === ',') { out.push(cell); cell = ''; }
+      else cell += ch;
+    }
+    out.push(cell);
+    return out;
+  };
+  const header = split(csv[0]);
+  const at = (name) => header.indexOf(name);
+  let checked = 0;
+  for (const line of csv.slice(1)) {
+    const cells = split(line);
+    const s = series[cells[at('throttle')]];
+    const i = s.t.indexOf(Number(cells[at('t')]));
+    if (i < 0 || Math.abs(Number(cells[at('goodput')]) - s.goodput[i]) > 1e-9)
+      throw new Error(`expected the CSV's row ${JSON.stringify(line)} to be the API's series`);
+    checked += 1;
+  }
+  const want = Object.values(series).reduce((a, s) => a + s.t.length, 0);
+  if (checked !== want) throw new Error(`expected ${want} rows in the goodput CSV, saw ${checked}`);
+  return `${shown.map((r) => `${r.throttle} ${r.rate_429}`).join(', ')}; ${checked} CSV rows equal to the API's series`;
 });
 
 await step('j1. screenshots of each section at 1280x800 (lab after naive live run)', async () => {

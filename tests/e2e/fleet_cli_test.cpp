@@ -87,6 +87,8 @@ TEST(FleetCli, CsvIsTheTimeSeriesOfTheTotals) {
 
 TEST(FleetCli, BadInputIsOneLineAndExitTwo) {
   expect_input_error("fleet --quota 0", "quota");
+  expect_input_error("fleet --series", "give --json too");
+  expect_input_error("fleet --json --series --live", "--series with --live");
   expect_input_error("fleet --quota -5", "quota");
   expect_input_error("fleet --capacity 0", "capacity");
   expect_input_error("fleet --pool 0", "pool");

@@ -3,9 +3,12 @@
 // same command line, and an out-of-range value is a 400 naming it.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -135,6 +138,40 @@ TEST(UiServerCommands, TuneAnswersWhatTheCliPrints) {
   EXPECT_EQ(missing.status, 400);
   EXPECT_NE(missing.body.find("needs the parameter 't-good'"), std::string::npos) << missing.body;
   EXPECT_EQ(get(server.port(), "/api/tune?target=0.99&n=20&t-good=1&t-bad=1&force=1").status, 400);
+}
+
+// The fleet panel's endpoint: the 429 storm of 400 agents starting
+// together against 240 requests a minute, the bytes of relsim fleet --json
+// --series, whose series is the --csv file's, bin by bin.
+TEST(UiServerCommands, FleetAnswersWhatTheCliPrintsAndItsSeriesIsTheCsv) {
+  UiServer server(config(), real_runner());
+  const UiReply r = get(server.port(), "/api/fleet?agents=400&quota=240&r=4&duration=120&throttle=aws");
+  EXPECT_EQ(r.status, 200) << r.body;
+  const std::string csv = relsim::test::scratch("ui-fleet").string() + "/series.csv";
+  std::filesystem::create_directories(relsim::test::scratch("ui-fleet"));
+  EXPECT_EQ(r.body, cli_out("fleet --agents 400 --quota 240 --r 4 --duration 120 --throttle aws --json --series --csv " +
+                            csv));
+  const Json series = r.json()["series"];
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "t,sent,good,r429,r529,timeouts,started,finished,successes,goodput");
+  std::size_t i = 0;
+  for (; std::getline(in, line); ++i) {
+    ASSERT_LT(i, series["t"].size());
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    ASSERT_EQ(cells.size(), 10u) << line;
+    EXPECT_EQ(std::stod(cells[0]), series["t"][i].get<double>());
+    EXPECT_EQ(std::stoll(cells[2]), series["good"][i].get<long long>());
+    EXPECT_EQ(std::stoll(cells[3]), series["r429"][i].get<long long>());
+    EXPECT_NEAR(std::stod(cells[9]), series["goodput"][i].get<double>(), 1e-6 * (1 + std::stod(cells[9])));
+  }
+  EXPECT_EQ(i, series["t"].size());
+  EXPECT_GT(r.json()["rate_429"].get<double>(), 0.3);  // the storm
+  EXPECT_EQ(get(server.port(), "/api/fleet?agents=20001").status, 400);
+  EXPECT_EQ(get(server.port(), "/api/fleet?live=1").status, 400);
 }
 
 TEST(UiServerCommands, OracleCountsNineRequestsForNaiveUnderSlowHeaders) {

@@ -23,5 +23,9 @@ std::string fleet_table(const Scenario& scenario, const RunConfig& config, const
 // t,sent,good,r429,r529,timeouts,started,finished,successes,goodput: one row
 // per bin, counts over every replicate, goodput per second per replicate.
 std::string series_csv(const FleetResult& result);
+// The same series as columns (fleet --json --series; the workbench's fleet
+// panel): bin_seconds, and t, sent, good, r429, r529, timeouts and goodput,
+// one number a bin each.
+Json series_json(const FleetResult& result);
 
 }  // namespace relsim::fleet

@@ -1,7 +1,7 @@
 // relsim workbench: the page that `relsim ui` serves (docs/ui.md).
 //
-// Plain ES modules, no framework: seven panels (bursts.js, lab.js,
-// policies.js, audit.js, fit.js, tune.js, trend.js), each a table of controls (controls.js) whose
+// Plain ES modules, no framework: eight panels (bursts.js, lab.js,
+// policies.js, audit.js, fit.js, tune.js, fleet.js, trend.js), each a table of controls (controls.js) whose
 // values live in the address (state.js) and go to the server's JSON API
 // (api.js); charts sit in figure.js's frame, which exports them (export.js).
 // The build (sim/CMakeLists.txt) bundles this file with esbuild after
@@ -21,6 +21,7 @@
 import { Audit } from "./audit.js";
 import { Bursts } from "./bursts.js";
 import { Fit } from "./fit.js";
+import { Fleet } from "./fleet.js";
 import { Lab } from "./lab.js";
 import { Policies } from "./policies.js";
 import { restore, save } from "./state.js";
@@ -42,6 +43,7 @@ function start() {
     bursts.changed();
   });
   const tune = new Tune();
+  const fleet = new Fleet();
   const trend = new Trend();
 
   restore("", bursts.controls);
@@ -51,6 +53,7 @@ function start() {
   restore("audit.", audit.filters);
   restore("fit.", fit.controls);
   restore("tune.", tune.controls);
+  restore("fleet.", fleet.controls);
   restore("trend.", trend.controls);
   save();
 
@@ -63,6 +66,7 @@ function start() {
   audit.filters.onChange(() => save());
   fit.controls.onChange(() => save());
   tune.controls.onChange(() => save());
+  fleet.controls.onChange(() => save());
   trend.controls.onChange(() => save());
 
   bursts.now((signal) => bursts.compute(signal));
