@@ -62,5 +62,5 @@ if ((status != 0)); then
   exit 1
 fi
 mkdir -p docs/img
-cp "$tmp/out"/ui-{bursts,lab,policies,audit,fit,tune,fleet,trend,narrow}.png docs/img/
-echo "screenshots: docs/img/ui-{bursts,lab,policies,audit,fit,tune,fleet,trend,narrow}.png refreshed" >&2
+cp "$tmp/out"/ui-{bursts,lab,policies,seconds,audit,fit,tune,fleet,trend,narrow}.png docs/img/
+echo "screenshots: docs/img/ui-{bursts,lab,policies,seconds,audit,fit,tune,fleet,trend,narrow}.png refreshed" >&2

@@ -90,9 +90,8 @@ TEST(Workbench, ShowsTheReferenceValuesInChromium) {
     EXPECT_TRUE(step.value("ok", false)) << step.value("name", "?") << ": " << step.value("detail", "");
   EXPECT_EQ(result.value("ok", false), true) << check.out;
   EXPECT_EQ(check.code, 0) << tail(check.out + check.err);
-  for (const char* shot : {"ui-bursts.png", "ui-lab.png", "ui-policies.png", "ui-audit.png", "ui-fit.png", "ui-tune.png", "ui-fleet.png",
-                           "ui-trend.png",
-                           "ui-narrow.png"})
+  for (const char* shot : {"ui-bursts.png", "ui-lab.png", "ui-policies.png", "ui-seconds.png", "ui-audit.png", "ui-fit.png",
+                           "ui-tune.png", "ui-fleet.png", "ui-trend.png", "ui-narrow.png"})
     EXPECT_TRUE(is_png(outdir / shot)) << "expected the screenshot " << (outdir / shot).string();
 
   const int server_code = ui.stop(SIGTERM);

@@ -160,7 +160,8 @@ const trend = page.locator('#trend');
 const fitPanel = page.locator('#fit');
 const tunePanel = page.locator('#tune');
 const fleetPanel = page.locator('#fleet');
-const SECTIONS = ['bursts', 'lab', 'policies', 'audit', 'fit', 'tune', 'fleet', 'trend'];
+const secondsPanel = page.locator('#seconds');
+const SECTIONS = ['bursts', 'lab', 'policies', 'seconds', 'audit', 'fit', 'tune', 'fleet', 'trend'];
 
 await step('a. page opens with its five sections', async () => {
   pageOpened = false;
@@ -503,6 +504,29 @@ await step('e5. fleet: four throttles side by side; the goodput chart\'s CSV is 
   const want = Object.values(series).reduce((a, s) => a + s.t.length, 0);
   if (checked !== want) throw new Error(`expected ${want} rows in the goodput CSV, saw ${checked}`);
   return `${shown.map((r) => `${r.throttle} ${r.rate_429}`).join(', ')}; ${checked} CSV rows equal to the API's series`;
+});
+
+// Time mode with fixed waits (list:1,2,4): the panel's numbers are the
+// exact JSON's (fetched here), one dot a point of the wall-time
+// distribution; a jittered backoff (sdk) has no exact distribution, and the
+// simulated p99 stands in.
+await step('e6. seconds: exact success, mean wall time and the distribution equal the API\'s; sdk backoff is simulated', async () => {
+  const params = { 't-good': '3600', 't-bad': '120', n: '20', r: '2', policy: 'layered', s: '2', kinds: 'http_529=1',
+    'request-seconds': '10', 'think-seconds': '0', backoff: 'list:1,2,4', 'retry-after': '0' };
+  await fill(secondsPanel, 'backoff', 'list:1,2,4');
+  const json = await (await fetch(`${base}/api/exact?${new URLSearchParams(params)}`)).json();
+  await expectText(secondsPanel, 'seconds-success', json.success.toFixed(6));
+  await expectText(secondsPanel, 'seconds-mean', `${json.mean_seconds.toFixed(2)} s`);
+  await expectText(secondsPanel, 'seconds-p99', `${json.seconds_quantiles.p99} s (exact)`);
+  const points = json.seconds.filter((r) => r.probability >= 1e-12).length;  // the panel's floor
+  await poll(`expected chart-seconds to draw ${points} dots`, () => marks(secondsPanel.getByTestId('chart-seconds')),
+    (c) => total(c, 'circle') === points);
+  await fill(secondsPanel, 'backoff', 'sdk');
+  const p99 = await poll('expected seconds-p99 to say simulated for the sdk backoff', () => text(secondsPanel.getByTestId('seconds-p99')),
+    (t) => t.endsWith('(simulated)'));
+  await fill(secondsPanel, 'backoff', 'list:1,2,4');
+  await expectText(secondsPanel, 'seconds-p99', `${json.seconds_quantiles.p99} s (exact)`);
+  return `success ${json.success.toFixed(6)}, mean ${json.mean_seconds.toFixed(2)} s, ${points} dots; sdk: p99 ${p99}`;
 });
 
 await step('j1. screenshots of each section at 1280x800 (lab after naive live run)', async () => {

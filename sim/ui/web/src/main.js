@@ -1,7 +1,7 @@
 // relsim workbench: the page that `relsim ui` serves (docs/ui.md).
 //
-// Plain ES modules, no framework: eight panels (bursts.js, lab.js,
-// policies.js, audit.js, fit.js, tune.js, fleet.js, trend.js), each a table of controls (controls.js) whose
+// Plain ES modules, no framework: nine panels (bursts.js, lab.js,
+// policies.js, seconds.js, audit.js, fit.js, tune.js, fleet.js, trend.js), each a table of controls (controls.js) whose
 // values live in the address (state.js) and go to the server's JSON API
 // (api.js); charts sit in figure.js's frame, which exports them (export.js).
 // The build (sim/CMakeLists.txt) bundles this file with esbuild after
@@ -24,6 +24,7 @@ import { Fit } from "./fit.js";
 import { Fleet } from "./fleet.js";
 import { Lab } from "./lab.js";
 import { Policies } from "./policies.js";
+import { Seconds } from "./seconds.js";
 import { restore, save } from "./state.js";
 import { Trend } from "./trend.js";
 import { Tune } from "./tune.js";
@@ -32,6 +33,7 @@ function start() {
   const policies = new Policies();
   const bursts = new Bursts((model) => policies.setModel(model));
   const lab = new Lab();
+  const seconds = new Seconds();
   const audit = new Audit();
   // The fit's p and q go to the bursts panel, in steps mode, and into the address.
   const fit = new Fit((p, q) => {
@@ -49,6 +51,7 @@ function start() {
   restore("", bursts.controls);
   restore("lab.", lab.controls);
   restore("pol.", policies.controls);
+  restore("sec.", seconds.controls);
   restore("audit.", audit.controls);
   restore("audit.", audit.filters);
   restore("fit.", fit.controls);
@@ -62,6 +65,7 @@ function start() {
   bursts.controls.onChange(() => { save(); bursts.changed(); });
   lab.controls.onChange(() => { save(); lab.changed(); });
   policies.controls.onChange(() => { save(); policies.changed(); });
+  seconds.controls.onChange(() => { save(); seconds.changed(); });
   audit.controls.onChange(() => save());
   audit.filters.onChange(() => save());
   fit.controls.onChange(() => save());
@@ -71,6 +75,7 @@ function start() {
 
   bursts.now((signal) => bursts.compute(signal));
   lab.now((signal) => lab.oracle(signal));
+  seconds.now((signal) => seconds.compute(signal));
   audit.fillTable();
 }
 
