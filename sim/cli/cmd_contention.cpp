@@ -28,7 +28,8 @@ namespace {
 const std::vector<std::string> kContentionMetrics{"success",        "tool_429_rate",  "wrong_tenant_hit_rate",
                                                   "lost_updates",   "collisions",     "deadlocks",
                                                   "stale_accepted", "locks_past_ttl", "half_written_seen",
-                                                  "pool_wait_p99"};
+                                                  "pool_wait_p99",  "key_collisions", "rounds_lost",
+                                                  "model_requests"};
 
 struct ContentionArgs {
   std::string scenario, agent = "naive", agent_cmd, quota = "50/60", log, history, require;
@@ -48,10 +49,16 @@ Measured contention_measured(const contention::ContentionScores& s) {
               {"stale_accepted", s.stale_accepted.value()},
               {"locks_past_ttl", double(s.locks_past_ttl)},
               {"half_written_seen", double(s.half_written_seen)}};
+  m.values["key_collisions"] = double(s.key_collisions);
+  m.values["rounds_lost"] = s.rounds_lost.value();
   if (s.pool_wait_p99)
     m.values["pool_wait_p99"] = *s.pool_wait_p99;
   else
     m.missing["pool_wait_p99"] = "only long-short and mixed measure the pool wait";
+  if (s.model_requests)
+    m.values["model_requests"] = double(*s.model_requests);
+  else
+    m.missing["model_requests"] = "only --agent-cmd with {model_url} counts model requests";
   return m;
 }
 
@@ -102,7 +109,10 @@ int run_contention_command(ContentionArgs& a) {
   if (model) {
     model->stop();
     s.model_requests = 0;
-    for (int i = 0; i < a.config.agents; ++i) *s.model_requests += static_cast<std::int64_t>(model->log(i).requests.size());
+    for (int i = 0; i < a.config.agents; ++i) {
+      const TaskLog log = model->log(i);
+      *s.model_requests += static_cast<std::int64_t>(log.requests.size() + log.dropped);
+    }
   }
   if (!a.history.empty()) append_history(a.history, s);
   out() << (a.json ? dump_json(contention::scores_json(s)) + "\n" : contention::scores_table(s)) << std::flush;
@@ -184,12 +194,14 @@ Runner add_contention(CLI::App& app) {
   run->add_option("--key-bits", a->config.key_bits,
                   "interleaved: each agent first stores a memo under a key hashed to this many bits, in [1, 64]; the "
                   "birthday bound is checked (default: no memo)");
-  run->add_option("--think", a->config.think_s,
+  auto* think = run->add_option("--think", a->config.think_s,
                   "interleaved: seconds from each increment's read to its write, in [0, 10]; one increment a round, "
                   "the lost-update probability checked (default 0: no rounds)");
-  run->add_option("--spread", a->config.spread_s,
-                  "interleaved with --think: seconds over which each round's reads fall, uniformly, in [0.001, 600]")
-      ->capture_default_str();
+  auto* spread = run->add_option("--spread", a->config.spread_s,
+                                 "interleaved with --think: seconds over which each round's reads fall, uniformly, "
+                                 "in [0.001, 600]")
+                     ->capture_default_str();
+  needs_option(spread, think, "--spread sets the rounds of --think: give --think too");
   run->add_option("--pool", a->config.pool,
                   "long-short: connections per tenant, in [1, 100]; that many of each tenant's agents stream long")
       ->capture_default_str();

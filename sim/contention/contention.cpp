@@ -80,15 +80,6 @@ std::vector<std::int64_t> counted(const ContentionConfig& c, const tools::McpSer
   return sums;
 }
 
-// The moment the agents' paced calls and rounds count from: late enough
-// for every agent's thread to have started when they are timed.
-std::chrono::steady_clock::time_point common_start(const ContentionConfig& c, int workers) {
-  const bool timed = c.call_rate > 0 || c.think_s > 0;
-  return std::chrono::steady_clock::now() +
-         (timed ? std::chrono::milliseconds(100) + std::chrono::microseconds(500) * workers
-                : std::chrono::milliseconds(0));
-}
-
 // Both ends of every agent's connection are in this process (and a pipe per
 // program with --agent-cmd): the soft limit on descriptors is raised to what
 // the run needs, as far as the hard limit allows, or the run is refused.
@@ -137,7 +128,9 @@ ContentionScores run_tools(const ContentionConfig& config, const std::optional<f
   int finished = 0;
   const int workers = config.concurrency > 0 ? config.concurrency : config.agents;
   FirstError error;  // an agent that throws (a program that cannot start) stops the others from starting
-  const auto agents_start = common_start(config, workers);
+  const auto agents_start = std::chrono::steady_clock::now() +
+                            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::chrono::duration<double>(start_delay_seconds(config)));
   {
     std::vector<std::jthread> threads;
     threads.reserve(static_cast<std::size_t>(workers));
@@ -202,6 +195,11 @@ ContentionScores run_mixed(const ContentionConfig& config, const std::optional<s
 }
 
 }  // namespace
+
+double start_delay_seconds(const ContentionConfig& c) {
+  const bool timed = c.call_rate > 0 || c.think_s > 0;
+  return timed ? 0.1 + 0.0005 * (c.concurrency > 0 ? c.concurrency : c.agents) : 0.0;
+}
 
 ContentionScores run_contention(const ContentionConfig& config, const std::optional<std::string>& log,
                                 const std::function<void(int, int)>& progress, const AgentRunner& runner) {

@@ -85,10 +85,32 @@ void validate(const ContentionConfig& c) {
     throw InputError(fmt::format("think = {} s is out of range: it must be in [0, 10]", c.think_s));
   if (!(c.spread_s >= 0.001 && c.spread_s <= 600))
     throw InputError(fmt::format("spread = {} s is out of range: it must be in [0.001, 600]", c.spread_s));
-  if (c.think_s > 0 && c.concurrency > 0 && c.concurrency < c.agents)
-    throw InputError(fmt::format("think = {} s plays rounds of every agent at once: concurrency = {} must be the "
-                                 "agents ({}) or left out",
-                                 c.think_s, c.concurrency, c.agents));
+  const auto in = [&](Scenario one) { return c.scenario == one || c.scenario == Scenario::mixed; };
+  if (c.call_rate > 0 && !in(Scenario::burst))
+    throw InputError(fmt::format("call rate = {} paces the burst's calls: scenario = {} makes none (use burst or mixed)",
+                                 c.call_rate, to_string(c.scenario)));
+  if (c.key_bits > 0 && !in(Scenario::interleaved))
+    throw InputError(fmt::format("key bits = {} sets interleaved's memo keys: scenario = {} writes none (use "
+                                 "interleaved or mixed)",
+                                 c.key_bits, to_string(c.scenario)));
+  if (c.think_s > 0 && !in(Scenario::interleaved))
+    throw InputError(fmt::format("think = {} s sets interleaved's rounds: scenario = {} has none (use interleaved or "
+                                 "mixed)",
+                                 c.think_s, to_string(c.scenario)));
+  const bool timed = c.think_s > 0 || c.call_rate > 0;
+  if (timed && c.concurrency > 0 && c.concurrency < c.agents)
+    throw InputError(fmt::format("{} times every agent at once on one clock: concurrency = {} must be the agents ({}) "
+                                 "or left out",
+                                 c.think_s > 0 ? fmt::format("think = {} s", c.think_s)
+                                               : fmt::format("call rate = {}", c.call_rate),
+                                 c.concurrency, c.agents));
+  // A paced run's length, bounded as the deadline is.
+  const double paced = std::max(c.call_rate > 0 ? (c.burst_calls - 1) / c.call_rate : 0.0,
+                                c.think_s > 0 ? c.increments * (c.spread_s + 2 * c.think_s) : 0.0);
+  if (paced > 600)
+    throw InputError(fmt::format("the paced run would last {:.0f} s: it must be at most 600 s (burst: (burst calls - "
+                                 "1) / call rate; interleaved: increments x (spread + 2 think))",
+                                 paced));
   if (c.external && (c.call_rate > 0 || c.key_bits > 0 || c.think_s > 0))
     throw InputError("--call-rate, --key-bits and --think set the reference agents' timing and keys: your agent "
                      "(--agent-cmd) keeps its own");

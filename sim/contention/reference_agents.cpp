@@ -33,11 +33,12 @@ struct Agent {
   Clock::time_point deadline;
   Clock::time_point start;  // the moment paced calls and rounds count from, the same for every agent
 
-  // The deadline counts from the end of the rounds (think_s).
+  // The deadline counts from the end of the rounds (think_s) or of the
+  // paced calls (call_rate).
   Agent(const ContentionConfig& c, const AgentSlot& slot)
       : config(c), i(slot.index), t(slot.index % c.tenants), careful(c.agent == AgentKind::careful),
         client(slot.port, fmt::format("t{}", t), fmt::format("a{}", i)),
-        deadline(at(std::max(Clock::now(), slot.start), c.deadline_s + rounds(c) * round_seconds(c))),
+        deadline(at(std::max(Clock::now(), slot.start), c.deadline_s + paced_seconds(c))),
         start(slot.start) {
     report.agent = i;
     report.tenant = t;
@@ -262,6 +263,7 @@ bool two_versions(Agent& a) {
 bool burst(Agent& a) {
   for (int k = 0; k < a.config.burst_calls; ++k) {
     if (a.config.call_rate > 0) std::this_thread::sleep_until(Agent::at(a.start, k / a.config.call_rate));
+    if (a.late()) return false;
     ToolReply r = a.call("add", {{"a", a.i}, {"b", k}});
     for (int retry = 0; r.status == 429 && !a.careful && retry < 3; ++retry) r = a.call("add", {{"a", a.i}, {"b", k}});
     if (r.status == 429) return false;
@@ -277,6 +279,12 @@ std::string counter_key(int tenant, int round) {
 }
 
 int rounds(const ContentionConfig& c) { return c.think_s > 0 ? c.increments : 0; }
+
+double paced_seconds(const ContentionConfig& c) {
+  if (c.scenario == Scenario::interleaved) return rounds(c) * round_seconds(c);
+  if (c.scenario == Scenario::burst && c.call_rate > 0) return (c.burst_calls - 1) / c.call_rate;
+  return 0.0;
+}
 
 double round_seconds(const ContentionConfig& c) { return c.think_s > 0 ? c.spread_s + 2 * c.think_s : 0.0; }
 

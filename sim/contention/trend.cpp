@@ -2,8 +2,11 @@
 // run's scores, read back into the four trend lines.
 #include "relsim/contention/trend.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "relsim/core/csv.hpp"
 #include "relsim/core/error.hpp"
 
 namespace relsim::contention {
@@ -17,7 +20,7 @@ std::optional<TrendRate> rate_of(const Json& j, const char* key) {
   if (!r.is_object() || !r.contains("value") || !r["value"].is_number() || !r.contains("ci") || !r["ci"].is_array() ||
       r["ci"].size() != 2 || !r["ci"][0].is_number() || !r["ci"][1].is_number())
     throw std::invalid_argument(fmt::format("its {} is not a rate {{\"value\", \"k\", \"n\", \"ci\"}}", key));
-  if (r.value("n", 1) == 0) return std::nullopt;
+  if (r.contains("n") && r["n"].is_number() && r["n"].get<double>() == 0) return std::nullopt;
   return TrendRate{r["value"].get<double>(), {r["ci"][0].get<double>(), r["ci"][1].get<double>()}};
 }
 
@@ -34,9 +37,14 @@ TrendRun run_of(const Json& j, int run) {
   r.time = text_of(j, "time");
   r.commit = text_of(j, "commit");
   r.agent = text_of(j, "agent");
-  r.seed = j.value("seed", std::int64_t{0});
-  r.agents = j.value("agents", 0);
-  r.tenants = j.value("tenants", 0);
+  const auto whole = [&](const char* key) -> std::uint64_t {
+    if (!j.contains(key)) return 0;
+    if (!j[key].is_number_unsigned()) throw std::invalid_argument(fmt::format("its {} is not a whole number", key));
+    return j[key].get<std::uint64_t>();
+  };
+  r.seed = whole("seed");
+  r.agents = static_cast<int>(std::min<std::uint64_t>(whole("agents"), 1u << 30));
+  r.tenants = static_cast<int>(std::min<std::uint64_t>(whole("tenants"), 1u << 30));
   const std::optional<TrendRate> success = rate_of(j, "success");
   r.success = success.value_or(TrendRate{0.0, {0.0, 1.0}});
   r.leak = rate_of(j, "wrong_tenant_hit_rate");
@@ -73,6 +81,9 @@ std::vector<TrendRun> read_trend(std::istream& in, const std::string& source) {
     try {
       if (j.is_discarded()) throw std::invalid_argument("it is not JSON");
       runs.push_back(run_of(j, static_cast<int>(runs.size()) + 1));
+    } catch (const Json::exception& e) {
+      throw InputError(fmt::format("history file '{}' line {} is not a line of relsim contention run --history: {}",
+                                   source, number, e.what()));
     } catch (const std::invalid_argument& e) {
       throw InputError(fmt::format("history file '{}' line {} is not a line of relsim contention run --history: {}",
                                    source, number, e.what()));
@@ -108,7 +119,8 @@ std::string trend_csv(const std::vector<TrendRun>& runs) {
       "run,time,commit,scenario,agent,seed,agents,tenants,success,success_lo,success_hi,burst_429,burst_429_lo,"
       "burst_429_hi,leak,leak_lo,leak_hi,pool_wait_p99\n";
   for (const TrendRun& r : runs)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.run, r.time, r.commit, r.scenario, r.agent, r.seed,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.run, csv_field(r.time), csv_field(r.commit),
+                       csv_field(r.scenario), csv_field(r.agent), r.seed,
                        r.agents, r.tenants, cells(r.success), cells(r.burst_429), cells(r.leak),
                        r.pool_wait_p99 ? fmt::format("{:.6g}", *r.pool_wait_p99) : "");
   return out;

@@ -163,7 +163,7 @@ const fleetPanel = page.locator('#fleet');
 const secondsPanel = page.locator('#seconds');
 const SECTIONS = ['bursts', 'lab', 'policies', 'seconds', 'audit', 'fit', 'tune', 'fleet', 'trend'];
 
-await step('a. page opens with its five sections', async () => {
+await step('a. page opens with its nine sections', async () => {
   pageOpened = false;
   const response = await page.goto(`${base}/`, { waitUntil: 'load' });
   if (response?.status() !== 200) throw new Error(`expected GET / to answer 200, saw ${response?.status()}`);
@@ -446,8 +446,8 @@ await step('e4. tune: the front equals the API\'s JSON; ArrowUp on rank shows po
   const chosen = (k) => new RegExp(`^#${k} of ${json.front.length}: layered, s = ${json.front[k - 1].s}, r = 0, backoff sdk: ` +
     `success ${json.front[k - 1].success.toFixed(6)}`);
   await poll('expected tune-chosen to show point 1 of the API\'s front', () => text(tunePanel.getByTestId('tune-chosen')), (t) => chosen(1).test(t));
-  await poll(`expected chart-tune-front to draw ${json.front.length} front dots and 3 anchors`,
-    () => marks(tunePanel.getByTestId('chart-tune-front')), (c) => total(c, 'circle') >= json.front.length);
+  await poll(`expected chart-tune-front to draw ${json.front.length} front dots and the chosen point's ring`,
+    () => marks(tunePanel.getByTestId('chart-tune-front')), (c) => total(c, 'circle') === json.front.length + 1);  // and the ring
   await spin(tunePanel, 'rank').focus();
   await page.keyboard.press('ArrowUp');
   await poll('expected tune-chosen to show point 2 after ArrowUp', () => text(tunePanel.getByTestId('tune-chosen')), (t) => chosen(2).test(t));

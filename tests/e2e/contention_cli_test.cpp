@@ -107,6 +107,13 @@ TEST(ContentionCli, TrendReadsTheFourLinesOfAHistoryFile) {
   std::ofstream(dir / "empty.jsonl") << "\n";
   expect_input_error({"contention", "trend", "--history", (dir / "empty.jsonl").string()}, "has no run");
   expect_input_error({"contention", "trend", "--history", file, "--json", "--csv"}, "excludes");
+  std::ofstream(dir / "typed.jsonl") << "{\"scenario\": \"burst\", \"agents\": \"20\", \"success\": {\"value\": 1, \"ci\": [0, 1]}}\n";
+  expect_input_error({"contention", "trend", "--history", (dir / "typed.jsonl").string()}, "line 1 is not a line of relsim contention run --history: its agents is not a whole number");
+  // The new scores gate as the others do.
+  const auto gate = run_relsim("contention run --scenario interleaved --agents 30 --tenants 3 --concurrency 1 "
+                               "--increments 1 --key-bits 2 --require key_collisions<=0");
+  EXPECT_EQ(gate.code, 1) << gate.err;  // 30 memos in 4 keys: at least 26 meet another
+  EXPECT_NE(gate.err.find("key_collisions"), std::string::npos) << gate.err;
   expect_input_error("contention trend", "--history");
 }
 
@@ -136,6 +143,14 @@ TEST(ContentionCli, RefusesBadInputInOneLine) {
   expect_input_error({"contention", "run", "--scenario", "interleaved", "--key-bits", "8", "--agent-cmd",
                       "x {tools_url} {tenant}"},
                      "your agent (--agent-cmd) keeps its own");
+  expect_input_error("contention run --scenario probe-pairs --call-rate 5", "call rate = 5 paces the burst's calls");
+  expect_input_error("contention run --scenario burst --key-bits 8", "key bits = 8 sets interleaved's memo keys");
+  expect_input_error("contention run --scenario burst --think 0.01", "think = 0.01 s sets interleaved's rounds");
+  expect_input_error("contention run --scenario interleaved --spread 0.5", "--spread sets the rounds of --think");
+  expect_input_error("contention run --scenario burst --call-rate 5 --agents 4 --tenants 2 --concurrency 2",
+                     "call rate = 5 times every agent at once");
+  expect_input_error("contention run --scenario burst --call-rate 0.01 --burst-calls 100", "would last 9900 s");
+  expect_input_error("contention run --scenario interleaved --think 1 --spread 10 --increments 100", "would last 1200 s");
   // --agent-cmd: the two required placeholders, no unknown one, a program that exists.
   expect_input_error({"contention", "run", "--scenario", "burst", "--agent-cmd", "node a.mjs {tools_url}"}, "has no {tenant}");
   expect_input_error({"contention", "run", "--scenario", "burst", "--agent-cmd", "node a.mjs {tenant}"},

@@ -170,6 +170,13 @@ std::string counter_key(int tenant, int round);
 // how long each lasts: the reads' spread and twice the think time.
 int rounds(const ContentionConfig& config);
 double round_seconds(const ContentionConfig& config);
+// How long the scenario's paced part lasts (the rounds, or the burst's
+// paced calls): the agents' deadline counts from its end.
+double paced_seconds(const ContentionConfig& config);
+// How long after the tools server starts the agents' common clock starts
+// (contention.cpp): long enough for every agent's thread to be running
+// when the run is timed, 0 when it is not.
+double start_delay_seconds(const ContentionConfig& config);
 
 // Scores from the agents' reports, the server's log lines and the counters'
 // final values (contention_scores.cpp): one sum, or one a round with

@@ -25,7 +25,7 @@ struct TrendRate {
 struct TrendRun {
   int run = 0;  // 1, 2, ... in the file's order
   std::string time, commit, scenario, agent;
-  std::int64_t seed = 0;
+  std::uint64_t seed = 0;
   int agents = 0, tenants = 0;
   TrendRate success;
   std::optional<TrendRate> burst_429, leak;

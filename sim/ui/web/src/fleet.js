@@ -89,7 +89,8 @@ export class Fleet extends Panel {
   // One row per bin and throttle, as the charts' CSV holds it.
   rows() {
     return this.runs.flatMap((run) => run.series.t.map((t, i) => ({
-      throttle: run.throttle, t, goodput: run.series.goodput[i], r429: run.series.r429[i] / run.series.bin_seconds,
+      throttle: run.throttle, t, goodput: run.series.goodput[i],
+      r429: run.series.r429[i] / run.series.bin_seconds / run.replicates,
     })));
   }
 

@@ -68,11 +68,15 @@ export class Seconds extends Panel {
     this.setText("seconds-success", prob6(exact.success));
     this.setText("seconds-mean", `${exact.mean_seconds.toFixed(2)} s`);
     this.setText("seconds-mean-done", exact.mean_seconds_done === null ? "–" : `${exact.mean_seconds_done.toFixed(2)} s`);
+    // An interval's end is null where it is unbounded (too few tasks).
+    const end = (x, digits) => (x === null || x === undefined ? "∞" : x.toFixed(digits));
     const q = exact.seconds_quantiles;
-    this.setText("seconds-p99", q ? `${q.p99} s (exact)` :
-      `${sim.seconds_quantiles.p99.toFixed(1)} s [${sim.seconds_quantiles_ci.p99[0].toFixed(1)}, ${sim.seconds_quantiles_ci.p99[1].toFixed(1)}] (simulated)`);
-    this.setText("seconds-simulated", `${sim.successes}/${sim.tasks} done, mean ${sim.mean_seconds.toFixed(2)} s ` +
-      `[${sim.mean_seconds_ci[0].toFixed(2)}, ${sim.mean_seconds_ci[1].toFixed(2)}]` +
+    const simQ = sim.seconds_quantiles, simCi = sim.seconds_quantiles_ci;
+    this.setText("seconds-p99", q ? `${q.p99} s (exact)`
+      : simQ ? `${end(simQ.p99, 1)} s [${end(simCi?.p99?.[0], 1)}, ${end(simCi?.p99?.[1], 1)}] (simulated)` : "–");
+    const ci = sim.mean_seconds_ci ?? [null, null];
+    this.setText("seconds-simulated", `${sim.successes}/${sim.tasks} done, mean ${end(sim.mean_seconds, 2)} s ` +
+      `[${end(ci[0], 2)}, ${end(ci[1], 2)}]` +
       (sim.mean_seconds_covered ? ": covers the exact mean" : ": misses the exact mean"));
     this.draw(exact);
   }
