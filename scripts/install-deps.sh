@@ -4,7 +4,7 @@
 #
 #   scripts/install-deps.sh                 # what building relsim and running relsim demo need (scripts/main.sh)
 #   scripts/install-deps.sh --tests         # and what the tests need: GoogleTest, Google Benchmark, Open MPI,
-#                                           # Node.js and npm, chromium, Jupyter (scripts/test.sh)
+#                                           # Node.js and npm, chromium, ffmpeg, Jupyter (scripts/test.sh)
 #   scripts/install-deps.sh [--tests] PKG...  # and these (scripts/sanitize.sh, scripts/fuzz.sh: clang and its runtimes)
 #
 # A package that is missing and cannot be installed (not root, or apt-get
@@ -23,6 +23,7 @@ tests=(
   openssl  # tests/live/proxy_tls_test.cpp makes its own CA and certificate
   nodejs  # tests/sdk, tests/harnesses, tests/browser: the official SDKs and playwright-core (npm ci)
   chromium  # the browser tests (tests/browser/, label browser), driven by playwright-core from npm, which downloads no browser
+  ffmpeg  # the explainer's video: scripts/explainer_video.sh encodes it, tests/browser probes it (ffprobe) and reads its frames
   jupyter-nbconvert python3-ipykernel python3-pandas python3-matplotlib  # notebooks/ (scripts/run_notebooks.sh)
   dpkg-dev  # dpkg-shlibdeps: the .deb's Depends (tests/package, cpack)
 )

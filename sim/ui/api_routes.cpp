@@ -20,7 +20,7 @@
 namespace relsim::ui {
 namespace {
 
-enum class Kind { json, csv, stream, upload };
+enum class Kind { json, csv, json_lines, stream, upload };
 
 struct Route {
   std::string_view path;
@@ -32,8 +32,9 @@ struct Route {
 constexpr UploadFile kAuditFiles[] = {{"plan", "--plan", "plan.jsonl"}, {"log", "--log", "log.jsonl"}};
 constexpr UploadFile kFitFiles[] = {{"log", "", "log"}};  // fit's FILE, a positional
 constexpr UploadFile kTrendFiles[] = {{"history", "--history", "history.jsonl"}};
+constexpr UploadFile kOraclePlanFiles[] = {{"plan", "", "plan.jsonl"}};  // oracle's PLAN, a positional
 
-constexpr std::array<Route, 11> kRoutes = {{
+constexpr std::array<Route, 13> kRoutes = {{
     {"/api/exact", "exact", Kind::json},
     {"/api/simulate", "simulate", Kind::json},
     {"/api/simulate/stream", "simulate", Kind::stream},
@@ -45,6 +46,8 @@ constexpr std::array<Route, 11> kRoutes = {{
     {"/api/audit", "audit", Kind::upload, kAuditFiles},
     {"/api/fit", "fit", Kind::upload, kFitFiles},
     {"/api/contention/trend", "contention/trend", Kind::upload, kTrendFiles},
+    {"/api/plan", "plan", Kind::json_lines},
+    {"/api/oracle/plan", "oracle/plan", Kind::upload, kOraclePlanFiles},
 }};
 
 bool host_allowed(const Request& request, int port) {
@@ -117,7 +120,8 @@ net::awaitable<bool> serve_api(UiConnection& conn, Request& request, const Route
   Work work = std::move(std::get<Work>(prepared));
   if (route.kind == Kind::stream) co_return co_await serve_event_stream(conn, std::move(work));
   const CommandResult result = co_await conn.run_job(std::move(work));
-  co_return co_await conn.send(reply_of(result, route.kind == Kind::csv ? kCsv : kJson), keep);
+  const std::string_view type = route.kind == Kind::csv ? kCsv : route.kind == Kind::json_lines ? kJsonLines : kJson;
+  co_return co_await conn.send(reply_of(result, type), keep);
 }
 
 // The route of a target (nullptr: none) and the target parsed for it. The
@@ -156,8 +160,8 @@ net::awaitable<bool> serve(UiConnection& conn, Request& request) {
   if (const Asset* asset = find_asset(target.path)) co_return co_await conn.send(asset_reply(request, *asset), keep);
   co_return co_await conn.send(
       json_error(404, fmt::format("unknown path '{}': the workbench serves GET /, its assets and /api/exact, "
-                                  "/api/simulate, /api/simulate/stream, /api/oracle, /api/live, /api/sweep, /api/tune, /api/fleet "
-                                  "and POST /api/audit, /api/fit, /api/contention/trend",
+                                  "/api/simulate, /api/simulate/stream, /api/oracle, /api/live, /api/sweep, /api/tune, /api/fleet, "
+                                  "/api/plan and POST /api/audit, /api/fit, /api/contention/trend, /api/oracle/plan",
                                   target.path.substr(0, 200))),
       keep);
 }

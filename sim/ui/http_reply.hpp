@@ -15,6 +15,7 @@ using http_text::kLastChunk;
 
 inline constexpr std::string_view kJson = "application/json";
 inline constexpr std::string_view kCsv = "text/csv; charset=utf-8";
+inline constexpr std::string_view kJsonLines = "application/x-ndjson; charset=utf-8";
 
 struct Reply {
   int status = 200;

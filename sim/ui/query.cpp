@@ -196,6 +196,14 @@ const std::vector<Endpoint>& endpoints() {
          {},
          {{"agents", 1, 20'000}, {"tasks-per-agent", 1, 100}}},
         {"contention/trend", {}, {}, {"--json"}, {}, {}, {"contention", "trend"}},
+        {"plan",
+         {"p", "q", "burst-mean", "r", "n", "b", "g", "chain", "policy", "s", "B", "kinds", "tasks", "seed", "lanes",
+          "max-requests"},
+         {},
+         {},
+         {},
+         {{"tasks", 1, 100'000}, {"max-requests", 1, 10'000}}},
+        {"oracle/plan", {"policy", "n", "r", "s", "B"}, {}, {"--json", "--per-task"}, {}, {}, {"oracle"}},
     };
   }();
   return table;

@@ -14,6 +14,7 @@
 import { chromium } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
+import { launch, stepper } from './harness.mjs';
 
 const [port, outdir, sourceArg] = process.argv.slice(2);
 const source = sourceArg || process.env.RELSIM_SOURCE_DIR;
@@ -26,24 +27,7 @@ const WAIT = 30000;
 const LIVE_WAIT = 90000;
 fs.mkdirSync(outdir, { recursive: true });
 
-// Each step's result also goes to stderr as it ends, so a run killed by the
-// wrapper's timeout still shows how far it got. Once the page has failed to
-// open, the other steps are listed as not run instead of each waiting.
-const steps = [];
-let pageOpened = true;
-async function step(name, fn) {
-  let result;
-  if (!pageOpened) result = { name, ok: false, detail: 'not run: the page did not open (step a)' };
-  else {
-    try {
-      result = { name, ok: true, detail: (await fn()) ?? '' };
-    } catch (e) {
-      result = { name, ok: false, detail: String(e?.message ?? e).split('\n')[0] };
-    }
-  }
-  steps.push(result);
-  console.error(`check_ui: ${result.ok ? 'ok  ' : 'FAIL'} ${name}: ${result.detail}`);
-}
+const { step, gate, finish } = stepper('check_ui', 'the page did not open (step a)');
 
 // Polls get() until accept(value) holds; else fails naming what was
 // expected and the last value seen.
@@ -135,19 +119,7 @@ function watch(page) {
   });
 }
 
-// A fresh profile (launch makes one in a temp dir); every flag that keeps
-// chromium off the network, and every name but loopback unresolvable, with a
-// dead proxy for anything that is not loopback.
-const browser = await chromium.launch({
-  executablePath: process.env.RELSIM_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-domain-reliability', '--no-pings',
-    '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
-    '--proxy-server=http://127.0.0.1:9', '--proxy-bypass-list=<-loopback>;127.0.0.1;localhost',
-  ],
-});
+const browser = await launch(chromium);
 const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
 context.setDefaultTimeout(WAIT);
 const page = await context.newPage();
@@ -161,20 +133,20 @@ const fitPanel = page.locator('#fit');
 const tunePanel = page.locator('#tune');
 const fleetPanel = page.locator('#fleet');
 const secondsPanel = page.locator('#seconds');
-const SECTIONS = ['bursts', 'lab', 'policies', 'seconds', 'audit', 'fit', 'tune', 'fleet', 'trend'];
+const SECTIONS = ['explainer', 'bursts', 'lab', 'policies', 'seconds', 'audit', 'fit', 'tune', 'fleet', 'trend'];
 
-await step('a. page opens with its nine sections', async () => {
-  pageOpened = false;
+await step('a. page opens with its ten sections', async () => {
+  gate.open = false;
   const response = await page.goto(`${base}/`, { waitUntil: 'load' });
   if (response?.status() !== 200) throw new Error(`expected GET / to answer 200, saw ${response?.status()}`);
-  pageOpened = true;
+  gate.open = true;
   const missing = [];
   for (const id of SECTIONS) {
     if ((await page.locator(`section#${id}`).count()) !== 1) missing.push(id);
     else if (!(await page.locator(`section#${id}`).getByRole('heading').count())) missing.push(`${id} heading`);
   }
   if (missing.length) {
-    pageOpened = missing.length < SECTIONS.length;
+    gate.open = missing.length < SECTIONS.length;
     throw new Error(`expected sections ${SECTIONS.join(', ')} with headings; missing: ${missing.join(', ')}`);
   }
   return `title ${JSON.stringify(await page.title())}`;
@@ -529,8 +501,65 @@ await step('e6. seconds: exact success, mean wall time and the distribution equa
   return `success ${json.success.toFixed(6)}, mean ${json.mean_seconds.toFixed(2)} s, ${points} dots; sdk: p99 ${p99}`;
 });
 
+// The whole page by keyboard alone: from the top, Tab reaches every
+// control that can take the focus (visible, enabled, not tabindex -1), in
+// the page's order, each with a name and a visible focus ring, and no
+// control keeps the focus from moving on.
+await step('l. keyboard: Tab walks every control of the page in order, each named, with a focus ring', async () => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const count = await page.evaluate(() => {
+    const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+    const all = [...document.querySelectorAll('a[href], button, input, select, textarea, summary, [tabindex]')]
+      .filter((el) => !el.disabled && el.tabIndex >= 0 && visible(el) && !el.closest('[hidden], [inert]'));
+    document.querySelectorAll('[data-walk]').forEach((el) => delete el.dataset.walk);
+    all.forEach((el, i) => { el.dataset.walk = String(i); });
+    document.activeElement?.blur();
+    window.scrollTo(0, 0);
+    return all.length;
+  });
+  // A click on the page's title puts the start of the Tab order at the top.
+  await page.locator('header.top h1').click();
+  const seen = [];
+  for (let i = 0; i <= count; i++) {
+    await page.keyboard.press('Tab');
+    const here = await page.evaluate(() => {
+      const el = document.activeElement;
+      if (!el || el === document.body) return null;
+      const byId = (ids) => (ids || '').split(/\s+/).map((id) => document.getElementById(id)?.textContent ?? '').join(' ');
+      const name = (el.getAttribute('aria-label') || byId(el.getAttribute('aria-labelledby')) ||
+        [...(el.labels ?? [])].map((l) => l.textContent).join(' ') ||
+        (['BUTTON', 'A', 'SUMMARY'].includes(el.tagName) ? el.textContent : '') || el.title || '').trim();
+      const style = getComputedStyle(el);
+      const ring = el.matches(':focus-visible') && ((style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0) ||
+        style.boxShadow !== 'none');
+      const section = el.closest('section')?.id ?? 'page';
+      return { walk: el.dataset.walk ?? null, what: `${section} ${el.tagName.toLowerCase()} "${name.slice(0, 40)}"`, name, ring };
+    });
+    if (!here) break;
+    seen.push(here);
+  }
+  const order = seen.map((s) => s.walk);
+  const wrong = seen.findIndex((s, i) => s.walk !== String(i));
+  if (wrong >= 0)
+    throw new Error(`expected Tab stop ${wrong} to be control ${wrong} of ${count} in page order, saw ${seen[wrong].walk === null ? `an unlisted ${seen[wrong].what}` : `control ${seen[wrong].walk} (${seen[wrong].what})`}`);
+  if (seen.length !== count)
+    throw new Error(`expected ${count} Tab stops, saw ${seen.length} (the walk stopped after ${seen.at(-1)?.what ?? 'none'})`);
+  const unnamed = seen.filter((s) => !s.name);
+  if (unnamed.length) throw new Error(`expected every control to have a name; ${unnamed.length} without: ${unnamed.slice(0, 3).map((s) => s.what).join(', ')}`);
+  const noRing = seen.filter((s) => !s.ring);
+  if (noRing.length) throw new Error(`expected a visible focus ring on every control; ${noRing.length} without: ${noRing.slice(0, 3).map((s) => s.what).join(', ')}`);
+  const sections = {};
+  for (const s of seen) sections[s.what.split(' ')[0]] = (sections[s.what.split(' ')[0]] ?? 0) + 1;
+  return `${seen.length} Tab stops in order (${Object.entries(sections).map(([k, v]) => `${k} ${v}`).join(', ')}); order checked ${order.length}`;
+});
+
 await step('j1. screenshots of each section at 1280x800 (lab after naive live run)', async () => {
   await page.setViewportSize({ width: 1280, height: 800 });
+  // The explainer at 20 s: naive and layered on task 37.
+  await page.locator('[data-testid="explainer-time"]').evaluate((el) => {
+    el.value = '20';
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  });
   // The screenshots are taken whatever the run shows: they help read a failure.
   let failure = null;
   const summary = await labRun('naive', 9).catch((e) => {
@@ -572,6 +601,4 @@ await step('a2. no console errors or warnings, no page errors, in the whole run'
 
 await context.close();
 await browser.close();
-const ok = steps.every((s) => s.ok);
-console.log(JSON.stringify({ ok, steps }));
-process.exit(ok ? 0 : 1);
+finish();

@@ -28,7 +28,7 @@ namespace {
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 
-constexpr const char* kEndpoints[] = {"exact", "simulate", "oracle", "live", "sweep", "audit"};
+constexpr const char* kEndpoints[] = {"exact", "simulate", "oracle", "live", "sweep", "audit", "plan"};
 
 void check_message(const relsim::InputError& e) {
   const std::string_view m = e.what();

@@ -120,6 +120,37 @@ TEST(UiServerCommands, FitAnswersWhatTheCliPrints) {
   EXPECT_NE(bad.body.find("\"error\""), std::string::npos) << bad.body;
 }
 
+// The explainer's endpoints: GET /api/plan answers the bytes of relsim plan
+// (JSON Lines), and POST /api/oracle/plan runs relsim oracle over the
+// posted plan, answering what the CLI prints for the same file.
+TEST(UiServerCommands, PlanAndTheOracleOverItAnswerWhatTheCliPrints) {
+  UiServer server(config(), real_runner());
+  const int port = server.port();
+  const std::string words = "--p 0.3 --q 0.8 --r 2 --n 2 --tasks 50 --seed 20261001 --max-requests 9";
+  const UiReply plan = get(port, "/api/plan?p=0.3&q=0.8&r=2&n=2&tasks=50&seed=20261001&max-requests=9");
+  EXPECT_EQ(plan.status, 200) << plan.body;
+  EXPECT_EQ(plan.header("content-type"), "application/x-ndjson; charset=utf-8");
+  EXPECT_EQ(plan.body, cli_out("plan " + words));
+  const std::string file = relsim::test::write_temp("ui-oracle-plan", "plan.jsonl", plan.body).string();
+  for (const char* policy : {"naive", "layered"}) {
+    const UiReply r = round_trip(
+        port, ui_request("POST", std::string("/api/oracle/plan?policy=") + policy, port, Json{{"plan", plan.body}}.dump()));
+    EXPECT_EQ(r.status, 200) << r.body;
+    // The CLI names its file; the endpoint's is a private temporary one.
+    Json got = r.json();
+    Json want = Json::parse(cli_out("oracle " + file + " --policy " + policy + " --json --per-task"));
+    got.erase("plan");
+    want.erase("plan");
+    EXPECT_EQ(got, want) << policy;
+    EXPECT_EQ(got["per_task"].size(), 50u);
+  }
+  const UiReply bad = get(port, "/api/plan?p=1.2&r=2&n=2");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("1.2"), std::string::npos) << bad.body;
+  const UiReply garbage = round_trip(port, ui_request("POST", "/api/oracle/plan", port, Json{{"plan", "not a plan\n"}}.dump()));
+  EXPECT_EQ(garbage.status, 400) << garbage.body;
+}
+
 // The tune panel's endpoint: the SDK-only search (what maxRetries reaches
 // 0.99), the bytes relsim tune prints, with each point's SDK code.
 TEST(UiServerCommands, TuneAnswersWhatTheCliPrints) {

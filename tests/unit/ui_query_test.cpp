@@ -151,6 +151,12 @@ TEST(UiCommandArgs, MapsParametersToEqualsFormOptionsAndAppendsTheFixedOnes) {
             (Args{"sweep", "--p=0.1,0.2", "--q=0.1:0.9:0.1"}));
   EXPECT_EQ(command_args("audit", {{"policy", "layered"}, {"infer", ""}}),
             (Args{"audit", "--policy=layered", "--infer", "--json", "--per-task"}));
+  // The explainer's two: a plan on stdout, and the oracle over a posted plan
+  // (its file, a positional, is added by the upload).
+  EXPECT_EQ(command_args("plan", {{"p", "0.3"}, {"q", "0.8"}, {"tasks", "400"}, {"max-requests", "9"}}),
+            (Args{"plan", "--p=0.3", "--q=0.8", "--tasks=400", "--max-requests=9"}));
+  EXPECT_EQ(command_args("oracle/plan", {{"policy", "naive"}}),
+            (Args{"oracle", "--policy=naive", "--json", "--per-task"}));
 }
 
 // Every name of each endpoint's allow-list in the contract maps to --name=value.
@@ -257,6 +263,7 @@ TEST(UiCommandArgs, WorkIsBoundedPerEndpoint) {
       {"simulate", "1e9", "[1, 10000000]"},      {"simulate", "0x10", "[1, 10000000]"},
       {"sweep", "1000001", "[0, 1000000]"},      {"live", "21", "[1, 20]"},
       {"oracle", "100001", "[1, 100000]"},       {"simulate", "99999999999999999999", "[1, 10000000]"},
+      {"plan", "100001", "[1, 100000]"},         {"plan", "0", "[1, 100000]"},
   };
   for (const auto& c : cases) {
     const auto& [endpoint, tasks, range] = c;

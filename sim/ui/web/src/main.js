@@ -1,6 +1,6 @@
 // relsim workbench: the page that `relsim ui` serves (docs/ui.md).
 //
-// Plain ES modules, no framework: nine panels (bursts.js, lab.js,
+// Plain ES modules, no framework: the explainer (explainer.js) and nine panels (bursts.js, lab.js,
 // policies.js, seconds.js, audit.js, fit.js, tune.js, fleet.js, trend.js), each a table of controls (controls.js) whose
 // values live in the address (state.js) and go to the server's JSON API
 // (api.js); charts sit in figure.js's frame, which exports them (export.js).
@@ -20,6 +20,7 @@
 
 import { Audit } from "./audit.js";
 import { Bursts } from "./bursts.js";
+import { Explainer } from "./explainer.js";
 import { Fit } from "./fit.js";
 import { Fleet } from "./fleet.js";
 import { Lab } from "./lab.js";
@@ -47,6 +48,7 @@ function start() {
   const tune = new Tune();
   const fleet = new Fleet();
   const trend = new Trend();
+  const explainer = new Explainer();
 
   restore("", bursts.controls);
   restore("lab.", lab.controls);
@@ -58,6 +60,7 @@ function start() {
   restore("tune.", tune.controls);
   restore("fleet.", fleet.controls);
   restore("trend.", trend.controls);
+  restore("exp.", explainer.controls);
   save();
 
   // Every change is kept in the address at once; the panel recomputes once
@@ -72,6 +75,7 @@ function start() {
   tune.controls.onChange(() => save());
   fleet.controls.onChange(() => save());
   trend.controls.onChange(() => save());
+  explainer.onSettle = () => save();
 
   bursts.now((signal) => bursts.compute(signal));
   lab.now((signal) => lab.oracle(signal));

@@ -10,7 +10,7 @@ const panels = [];
 export function restore(prefix, controls) {
   panels.push({ prefix, controls });
   const query = new URLSearchParams(window.location.search);
-  for (const key of Object.keys(controls.state())) {
+  for (const key of controls.keys ? controls.keys() : Object.keys(controls.state())) {
     const value = query.get(prefix + key);
     if (value !== null) controls.set(key, value);
   }
