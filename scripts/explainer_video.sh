@@ -26,6 +26,7 @@ source scripts/ui_browser.sh
 ui_browser_setup explainer_video "$relsim" harness.mjs explainer_frames.mjs record_explainer.mjs
 
 ui_start explainer_video "$relsim"
+trap 'ui_cleanup; rm -f "$out.partial.mp4"' EXIT
 
 mkdir -p "$(dirname "$out")"
 (cd "$browser_dir" && RELSIM_CHROMIUM=$(command -v chromium) node record_explainer.mjs "$ui_port" "$out")

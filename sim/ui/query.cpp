@@ -202,7 +202,8 @@ const std::vector<Endpoint>& endpoints() {
          {},
          {},
          {},
-         {{"tasks", 1, 100'000}, {"max-requests", 1, 10'000}}},
+         // At most 20,000 x 10 x 25 = 5 x 10^6 draws, whatever the policy.
+         {{"tasks", 1, 20'000}, {"n", 1, 10}, {"r", 0, 4}, {"s", 0, 4}, {"max-requests", 1, 25}}},
         {"oracle/plan", {"policy", "n", "r", "s", "B"}, {}, {"--json", "--per-task"}, {}, {}, {"oracle"}},
     };
   }();

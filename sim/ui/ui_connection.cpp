@@ -93,7 +93,8 @@ net::awaitable<std::optional<Request>> UiConnection::read_request(bool first) {
 
 // The body, under the limit of the request's route: a large one only for
 // the uploads (POST /api/audit, a plan and a log; POST /api/fit, a log;
-// POST /api/contention/trend, a history file); false if the connection
+// POST /api/contention/trend, a history file; POST /api/oracle/plan, a
+// plan); false if the connection
 // must close.
 net::awaitable<bool> UiConnection::read_body(http::request_parser<http::string_body>& parser, error_code& ec) {
   const Request& head = parser.get();
@@ -132,7 +133,7 @@ net::awaitable<void> UiConnection::refuse_after(error_code ec) {
       co_await refuse(431, fmt::format("the request headers exceed {} bytes", kHeaderLimit));
   } else if (ec == http::error::body_limit) {
     co_await refuse(413, fmt::format("the request body is too large: at most {} bytes for POST /api/audit, "
-                                     "/api/fit and /api/contention/trend, {} for any other request",
+                                     "/api/fit, /api/contention/trend and /api/oracle/plan, {} for any other request",
                                      context_.config.max_body_bytes, kSmallBodyLimit));
   } else if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
              ec != http::error::end_of_stream && ec != http::error::partial_message) {

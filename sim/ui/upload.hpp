@@ -1,7 +1,8 @@
 #pragma once
 // Internal to the workbench's server: the POST endpoints whose command
 // reads files (POST /api/audit: {"plan": TEXT, "log": TEXT}; POST /api/fit:
-// {"log": TEXT}; POST /api/contention/trend: {"history": TEXT}). Their body holds each file as
+// {"log": TEXT}; POST /api/contention/trend: {"history": TEXT}; POST
+// /api/oracle/plan: {"plan": TEXT}). Their body holds each file as
 // one string; the work writes them into a private temporary folder, runs
 // the command with its options pointing there, and removes the folder
 // (upload.cpp says why it is done so).

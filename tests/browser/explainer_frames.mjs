@@ -19,9 +19,11 @@ export const HEIGHT = 720;
 export const launch = (chromium) => launchChromium(chromium, ['--hide-scrollbars', '--font-render-hinting=none']);
 
 // Opens the explainer alone and waits until its runs have loaded; returns
-// {page, duration, fps} (the slider's max and step).
-export async function openExplainer(browser, base) {
+// {page, duration, fps} (the slider's max and step). onPage(page) runs
+// before the page loads (to listen to its console from the start).
+export async function openExplainer(browser, base, onPage = () => {}) {
   const page = await browser.newPage({ viewport: { width: WIDTH, height: HEIGHT }, deviceScaleFactor: 1 });
+  onPage(page);
   await page.goto(`${base}/?exp.alone=1`, { waitUntil: 'load' });
   await page.addStyleTag({ content: '.explainer-controls { visibility: hidden; }' });
   const stage = page.locator('[data-testid="explainer-stage"]');
@@ -73,23 +75,41 @@ export async function record(page, out, { duration, fps, onFrame = () => {} }) {
     '-threads', '2', '-movflags', '+faststart', '-an', partial], { stdio: ['pipe', 'ignore', 'pipe'] });
   let err = '';
   ffmpeg.stderr.on('data', (d) => { err += d; });
+  // Settles when ffmpeg ends (its exit code) or cannot start (a rejection);
+  // a write to an ffmpeg that has died fails on stdin, not in the process.
   const closed = new Promise((resolve, reject) => {
     ffmpeg.on('error', reject);
     ffmpeg.on('close', resolve);
   });
+  closed.catch(() => {});
+  let broken = null;
+  ffmpeg.stdin.on('error', (e) => { broken = e; });
+  const fail = async (why) => {
+    ffmpeg.kill('SIGKILL');
+    await closed.catch(() => {});
+    fs.rmSync(partial, { force: true });
+    throw why;
+  };
   try {
     for (let i = 0; i < frames; i++) {
       const png = await frameAt(page, i / fps);
-      if (!ffmpeg.stdin.write(png)) await new Promise((r) => ffmpeg.stdin.once('drain', r));
+      if (broken) break;
+      if (!ffmpeg.stdin.write(png)) await Promise.race([new Promise((r) => ffmpeg.stdin.once('drain', r)), closed]);
       onFrame(i + 1, frames);
     }
-  } finally {
-    ffmpeg.stdin.end();
+  } catch (e) {
+    await fail(e);
   }
-  const code = await closed;
-  if (code !== 0) {
+  ffmpeg.stdin.end();
+  let code;
+  try {
+    code = await closed;
+  } catch (e) {
+    await fail(new Error(`ffmpeg did not start: ${e.message}`));
+  }
+  if (code !== 0 || broken) {
     fs.rmSync(partial, { force: true });
-    throw new Error(`ffmpeg exited ${code}: ${err.trim().split('\n').slice(-2).join(' | ')}`);
+    throw new Error(`ffmpeg exited ${code}: ${err.trim().split('\n').slice(-2).join(' | ') || broken?.message}`);
   }
   fs.renameSync(partial, out);
   return frames;

@@ -263,7 +263,7 @@ TEST(UiCommandArgs, WorkIsBoundedPerEndpoint) {
       {"simulate", "1e9", "[1, 10000000]"},      {"simulate", "0x10", "[1, 10000000]"},
       {"sweep", "1000001", "[0, 1000000]"},      {"live", "21", "[1, 20]"},
       {"oracle", "100001", "[1, 100000]"},       {"simulate", "99999999999999999999", "[1, 10000000]"},
-      {"plan", "100001", "[1, 100000]"},         {"plan", "0", "[1, 100000]"},
+      {"plan", "20001", "[1, 20000]"},           {"plan", "0", "[1, 20000]"},
   };
   for (const auto& c : cases) {
     const auto& [endpoint, tasks, range] = c;

@@ -29,11 +29,17 @@ export const DURATION = 42;
 export const FPS = 10;
 const WINDOW = 64;  // squares on a tape
 
+const CHAIN_SQUARES = 120;  // requests shown in scene 1
+
 const SCENES = [
   { id: "chain", title: "The chain ticks", start: 0, end: 12 },
   { id: "loops", title: "Naive and layered, side by side", start: 12, end: 26 },
   { id: "converge", title: "The counters converge", start: 26, end: DURATION },
 ];
+
+function sceneAt(t) {
+  return SCENES.find((s) => t < s.end) ?? SCENES[SCENES.length - 1];
+}
 
 // Piecewise-linear time maps: [[s, value], ...] with s the scene's own seconds.
 function along(points, s) {
@@ -176,10 +182,13 @@ export class Explainer extends Panel {
         this.data = data;
         this.stage.dataset.state = "ready";
         this.error(null);
-        this.lastFrame = -1;
-        this.render(this.t);
+        this.lastFrame = Math.round(this.t * FPS);
+        this.render(this.lastFrame / FPS);
       }, (err) => {
+        // Not kept: the next Play or seek tries again.
+        this.loading = null;
         this.stage.dataset.state = "failed";
+        this.setCaption("The runs did not load (see the error above); press Play to try again.");
         this.error(`the explainer's runs did not load: ${err.message}`);
       });
     }
@@ -225,11 +234,14 @@ export class Explainer extends Panel {
   }
 
   play() {
-    this.ensure();
+    if (!this.data) {
+      // Plays once the runs are in; a failed load is tried again.
+      this.ensure().then(() => { if (this.data) this.play(); });
+      return;
+    }
     if (this.t >= DURATION) this.seek(0);
     this.playing = true;
     this.playButton.textContent = "Pause";
-    this.playButton.setAttribute("aria-pressed", "true");
     const origin = performance.now() - this.t * 1000;
     const tick = (now) => {
       if (!this.playing) return;
@@ -245,7 +257,6 @@ export class Explainer extends Panel {
     if (!this.playing) return;
     this.playing = false;
     this.playButton.textContent = "Play";
-    this.playButton.setAttribute("aria-pressed", "false");
     this.onSettle();
   }
 
@@ -255,6 +266,9 @@ export class Explainer extends Panel {
     const frame = Math.round(this.t * FPS);
     this.slider.value = String(frame / FPS);
     this.clock.textContent = `${(frame / FPS).toFixed(1)} s of ${DURATION} s`;
+    const scene = sceneAt(frame / FPS);
+    this.slider.setAttribute("aria-valuetext", `${(frame / FPS).toFixed(1)} s, scene ${SCENES.indexOf(scene) + 1} of ` +
+      `${SCENES.length}: ${scene.title}`);
     if (frame === this.lastFrame) return;
     this.lastFrame = frame;
     if (this.data) this.render(frame / FPS);
@@ -262,7 +276,7 @@ export class Explainer extends Panel {
   }
 
   render(t) {
-    const scene = SCENES.find((s) => t < s.end) ?? SCENES[SCENES.length - 1];
+    const scene = sceneAt(t);
     const s = t - scene.start;
     this.stage.dataset.scene = scene.id;
     this.sceneName.textContent = `${SCENES.indexOf(scene) + 1} of ${SCENES.length} · ${scene.title}`;
@@ -274,7 +288,7 @@ export class Explainer extends Panel {
   // Scene 1: one request a tick in each row, slowly, then faster.
   chain(s) {
     const { independent, bursty } = this.data;
-    const k = Math.floor(along([[0, 0], [4, 8], [12, 120]], s));
+    const k = Math.floor(along([[0, 0], [4, 8], [11.5, CHAIN_SQUARES]], s));
     this.showTapes(true);
     this.drawTapes([
       { lane: independent, label: "independent faults, q = 0.3", k },
@@ -287,7 +301,7 @@ export class Explainer extends Panel {
         "tasks done": `${lane.done[ended]}/${ended}` };
     };
     this.fillCounters([row(independent), row(bursty)]);
-    const at = 120;
+    const at = CHAIN_SQUARES;
     const share = (lane) => percent(lane.badRetries[at], lane.retries[at]);
     this.setCaption(s < 4
       ? "Each square is one request of an agent task (n = 2 calls, each retried up to r = 2 times): green good, " +
@@ -320,10 +334,12 @@ export class Explainer extends Panel {
     else if (s < 6)
       this.setCaption("layered retries slow headers at the HTTP layer only: 3 requests, then " +
         "env_error:slow_headers, an error the caller can act on.");
-    else if (s < 9 && featuredCalls)
+    else if (s < 9 && featuredCalls && featured >= 0)
       this.setCaption(`Task ${featured}: one burst of slow headers. naive sends ${featuredCalls.naive} requests ` +
         `into it and ends in ${featuredCalls.naiveOutcome}; layered stops at ${featuredCalls.layered} ` +
         `(${featuredCalls.layeredOutcome}).`);
+    else if (s < 13)
+      this.setCaption("On they go, task after task, the same draws for both loops.");
     else {
       const rn = naive.taskEnd[LOOP_TASKS - 1];
       const rl = layered.taskEnd[LOOP_TASKS - 1];
@@ -397,7 +413,8 @@ export class Explainer extends Panel {
         const x = (c - from) * cell;
         const good = square.reply === "ok";
         const first = c === 0 || lane.cells[c - 1].task !== square.task;
-        picture.append(svg("rect", { x: x + 2, y: top, width: side, height: side + 8, rx: 2,
+        // Good filled, bad hollow: told apart by shape as well as colour.
+        picture.append(svg("rect", { x: x + 3, y: top + 1, width: side - 2, height: side + 6, rx: 2,
           class: good ? "sq-good" : "sq-bad" }));
         if (square.retry) picture.append(svg("text", { x: x + cell / 2, y: top - 5, class: "sq-retry" }, "↻"));
         if (first && c > 0) picture.append(svg("line", { x1: x, x2: x, y1: top - 4, y2: top + side + 12, class: "sq-gap" }));
@@ -428,10 +445,18 @@ export class Explainer extends Panel {
       points.push({ run: "independent", tasks: m, share: independent.done[m] / m });
       points.push({ run: "bursty", tasks: m, share: bursty.done[m] / m });
     }
+    // The last point at the task count the table shows.
+    if (tasks >= 10 && points.at(-1)?.tasks !== tasks) {
+      points.push({ run: "independent", tasks, share: independent.done[tasks] / tasks });
+      points.push({ run: "bursty", tasks, share: bursty.done[tasks] / tasks });
+    }
     const width = Math.max(320, this.chartBox.clientWidth || 640);
     const color = { domain: ["independent", "bursty"], range: ["#0072b2", "#d55e00"] };
     const chart = Plot.plot({
       width, height: 300, marginLeft: 52, marginRight: 150,
+      ariaLabel: "share of tasks done against tasks run",
+      ariaDescription: `after ${tasks} tasks: independent ${independent.done[tasks]} done (exact ` +
+        `${prob6(exact.independent)}), bursty ${bursty.done[tasks]} done (exact ${prob6(exact.bursty)})`,
       x: { type: "log", domain: [10, CONVERGE_TASKS], label: "tasks run", grid: true },
       y: { domain: [0.6, 1], label: "share of tasks done", grid: true },
       color,
