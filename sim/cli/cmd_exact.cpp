@@ -29,6 +29,7 @@ struct ExactArgs {
   ModelArgs model;
   TimeArgs time;
   ToolArgs tools;
+  BillingArgs billing;
   std::string method = "matrix";
   int max_length = kDefaultMaxEnumerateLength;
   int threads = 0;
@@ -97,6 +98,7 @@ ExactOptions matrix_options(const ExactArgs& a) {
   ExactOptions mopt;
   mopt.max_distribution_work = a.distribution_work;
   mopt.kinds = a.model.fault_weights();
+  mopt.billing = a.billing.parsed();
   return mopt;
 }
 
@@ -262,6 +264,13 @@ void declare_exact_rules(const ExactArgs& a, const ExactOptionsGiven& o) {
     refuse_with(o.triage, out, "--triage prints rates only: leave out --csv");
   needs_option(a.reloads_option, o.triage, "--reloads needs --triage careful");
   needs_option(a.target_option, o.solve, "--target needs --solve r, s, b or B: the parameter to search");
+  for (const CLI::Option* other : {o.solve, o.triage})
+    refuse_with(a.billing.price_in_option, other, "--solve and --triage print no cost: leave out the prices");
+  check_value<double>(a.billing.price_in_option, [method = o.method](double) {
+    if (!given_text(method).empty() && given_text(method) != "matrix")
+      throw InputError(fmt::format("method = '{}': the cost per task is computed by --method matrix only",
+                                   given_text(method)));
+  });
   declare_exact_value_rules(a, o);  // after these: their lines come first
 }
 
@@ -287,6 +296,7 @@ Runner add_exact(CLI::App& app) {
   auto* json = cmd->add_flag("--json", args->json, "print one JSON object instead of a table");
   add_time_options(*cmd, args->time);
   add_tool_options(*cmd, args->tools, args->time.timed_rule());
+  add_billing_options(*cmd, args->billing);
   args->target_option = cmd->add_option("--target", args->target,
                                         "with --solve: the P(success) to reach, in (0, 1]");
   auto* solve = cmd->add_option("--solve", args->solve,

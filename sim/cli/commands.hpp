@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "relsim/core/billing.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/files.hpp"
 #include "relsim/core/model.hpp"
@@ -156,6 +157,21 @@ struct ToolArgs {
 // Declares --harness without --tool-faults refused, and --tool-faults in time
 // mode (`timed`: TimeArgs::timed_rule), which does not support it yet.
 void add_tool_options(CLI::App& cmd, ToolArgs& args, std::function<bool()> timed);
+
+// --input-tokens --output-tokens --price-in --price-out --break-at: what a
+// request costs (billing.hpp; docs/model.md, Cost), for exact.
+struct BillingArgs {
+  Billing billing;
+  std::string break_at;
+  CLI::Option* price_in_option = nullptr;
+
+  // The validated billing, or nullopt when no price was given. Throws
+  // InputError for a bad value.
+  std::optional<Billing> parsed() const;
+};
+// Declares the five options; any of them needs the other four but
+// --break-at (whose default is the mock server's break positions).
+void add_billing_options(CLI::App& cmd, BillingArgs& args);
 
 // --connect-timeout ... --time-scale: the client's clock (timing.hpp).
 void add_timing_options(CLI::App& cmd, ClientTiming& timing);

@@ -7,6 +7,7 @@
 
 #include "relsim/core/error.hpp"
 #include "exact/call_matrices.hpp"
+#include "exact/cost.hpp"
 #include "exact/exact_internal.hpp"
 
 namespace relsim {
@@ -327,9 +328,11 @@ ExactResult exact_matrix_from(const Chain& chain, const Eigen::RowVectorXd& star
   validate(policy);
   if (options.tools) validate(options.tools->faults);
   RELSIM_ASSERT(start.size() == chain.states());
-  const exact_detail::CallMatrices c =
-      exact_detail::call_matrices(chain.bad, policy, options.kinds, exact_detail::discrete_steps(chain));
-  return exact_detail::result_from(c, start, policy, options, 0.0);
+  const exact_detail::Steps steps = exact_detail::discrete_steps(chain);
+  const exact_detail::CallMatrices c = exact_detail::call_matrices(chain.bad, policy, options.kinds, steps);
+  ExactResult out = exact_detail::result_from(c, start, policy, options, 0.0);
+  if (options.billing) exact_detail::add_cost(chain.bad, policy, options, steps, start, out);
+  return out;
 }
 
 Eigen::RowVectorXd continuous_start(const Chain& chain, const Policy& policy, const FaultWeights& kinds) {
@@ -348,12 +351,14 @@ ExactResult exact_matrix(const Model& model, const Policy& policy, const ExactOp
                      "scope; use --chain fresh");
   // One set of call matrices for the continuous scope's start and the task
   // itself (continuous_start and exact_matrix_from would each make their own).
-  const exact_detail::CallMatrices c =
-      exact_detail::call_matrices(chain.bad, policy, options.kinds, exact_detail::discrete_steps(chain));
+  const exact_detail::Steps steps = exact_detail::discrete_steps(chain);
+  const exact_detail::CallMatrices c = exact_detail::call_matrices(chain.bad, policy, options.kinds, steps);
   const Eigen::RowVectorXd start = model.chain == ChainScope::fresh
                                        ? Eigen::RowVectorXd(chain.initial)
                                        : exact_detail::continuous_start_of(c, chain.initial, policy.n);
-  return exact_detail::result_from(c, start, policy, options, 0.0);
+  ExactResult out = exact_detail::result_from(c, start, policy, options, 0.0);
+  if (options.billing) exact_detail::add_cost(chain.bad, policy, options, steps, start, out);
+  return out;
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/exact/exact.hpp"
 #include "exact/call_matrices.hpp"
+#include "exact/cost.hpp"
 #include "exact/exact_internal.hpp"
 #include "exact/seconds_distribution.hpp"
 
@@ -92,6 +93,7 @@ ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactO
   ExactResult out = exact_detail::result_from(c, start, policy, options, time.think_seconds);
   out.timed = true;
   if (clock.track_times) exact_detail::seconds_distribution(c, start, policy, time.think_seconds, options, out);
+  if (options.billing) exact_detail::add_cost(time.chain.bad, policy, options, steps, start, out);
   return out;
 }
 

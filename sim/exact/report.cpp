@@ -19,6 +19,9 @@ constexpr const char* kNoToolDistribution =
     "the requests distribution is not computed with tool calls (--tool-faults); mean and worst case are exact, "
     "relsim simulate estimates the quantiles";
 
+constexpr const char* kNoCostDistribution =
+    "the cost distribution is too large to compute exactly here (raise --distribution-work); its mean is exact";
+
 const char* no_distribution_note(const ExactResult& result) {
   return result.tools ? kNoToolDistribution : kNoDistribution;
 }
@@ -34,6 +37,27 @@ void add_tool_fields(Json& j, const ExactResult& result) {
     if (can_end_in(tools.harness, static_cast<ToolClass>(x)))
       classes[std::string(to_string(static_cast<ToolClass>(x)))] = result.tool_outcomes[static_cast<std::size_t>(x)];
   j["tool_outcomes"] = std::move(classes);
+}
+
+// With a billing: the prices as given, what one request of each kind costs,
+// and the cost per task.
+void add_cost_fields(Json& j, const ExactResult& result, const FaultWeights& kinds) {
+  const CostResult& cost = *result.cost;
+  const Billing& b = cost.billing;
+  Json each = Json::object();
+  each["ok"] = b.request_cost(std::nullopt);
+  for (const FaultKind kind : drawn_fault_kinds(kinds)) each[std::string(to_string(kind))] = b.request_cost(kind);
+  j["billing"] = Json{{"input_tokens", b.input_tokens}, {"output_tokens", b.output_tokens}, {"price_in", b.price_in},
+                      {"price_out", b.price_out}, {"break_at", break_at_string(b.break_at)},
+                      {"request_cost", std::move(each)}};
+  j["cost_mean"] = cost.mean;
+  j["cost_mean_done"] = cost.mean_done;  // NaN (no task done) is written as null by dump_json
+  if (cost.complete) {
+    j["cost_quantiles"] = Json{{"p50", cost.quantiles.p50}, {"p90", cost.quantiles.p90}, {"p99", cost.quantiles.p99}};
+  } else {
+    j["cost_quantiles"] = nullptr;
+    j["cost_quantiles_note"] = kNoCostDistribution;
+  }
 }
 
 // The fields every exact result has, after the model's: from success to the
@@ -114,6 +138,20 @@ void tool_rows(const Row& row, const ExactResult& result) {
           fmt::format("{:.12g}", result.tool_outcomes[static_cast<std::size_t>(x)]));
 }
 
+// USD with enough digits for a fraction of a cent.
+std::string usd(double x) { return std::isnan(x) ? std::string("none") : fmt::format("${:.6g}", x); }
+
+void cost_rows(const Row& row, const CostResult& cost) {
+  const Billing& b = cost.billing;
+  row("billing", fmt::format("{:.0f} tokens in at ${}/M, {:.0f} out at ${}/M; a good request {}", b.input_tokens,
+                             b.price_in, b.output_tokens, b.price_out, usd(b.request_cost(std::nullopt))));
+  row("  breaks bill", fmt::format("{} of the output (docs/model.md, Cost)", break_at_string(b.break_at)));
+  row("mean cost", fmt::format("{} a task, {} a done task", usd(cost.mean), usd(cost.mean_done)));
+  row("cost p50, p90, p99", cost.complete ? fmt::format("{}, {}, {}", usd(cost.quantiles.p50), usd(cost.quantiles.p90),
+                                                        usd(cost.quantiles.p99))
+                                          : std::string("not computed (too large here; raise --distribution-work)"));
+}
+
 void outcome_rows(const Row& row, const ExactResult& result) {
   row("P(wrong)", fmt::format("{:.12g}  (crash, hang, partial_done{})", result.wrong,
                               result.tools ? ", side_effect_left, silent_wrong" : ""));
@@ -126,6 +164,7 @@ void outcome_rows(const Row& row, const ExactResult& result) {
   if (!std::isnan(result.mean_bad_requests))
     row("fault share", fmt::format("{:.6g}  (E[bad requests] / E[requests]: the share of sent requests that fail)",
                                    result.fault_share()));
+  if (result.cost) cost_rows(row, *result.cost);
   if (!result.distribution_complete) {
     row("requests quantiles", result.tools ? "not computed with tool calls: relsim simulate estimates them"
                                            : "not computed: the distribution is too large here (raise --distribution-work)");
@@ -179,7 +218,28 @@ std::vector<std::pair<std::string, std::string>> time_model_rows(const TimeModel
 }
 
 const std::vector<std::string> kExactMetrics = {"success",      "env_error",         "requests_per_task", "p99_requests",
-                                                "mean_seconds", "mean_seconds_done", "p99_seconds"};
+                                                "mean_seconds", "mean_seconds_done", "p99_seconds",  "cost_mean",
+                                                "cost_mean_done", "p99_cost"};
+
+namespace {
+
+constexpr const char* kCostNeedsPrices =
+    "no prices were given: add --input-tokens, --output-tokens, --price-in and --price-out";
+
+// The cost metrics of --require.
+void cost_measured(const ExactResult& result, Measured& m) {
+  if (!result.cost) {
+    for (const char* name : {"cost_mean", "cost_mean_done", "p99_cost"}) m.missing[name] = kCostNeedsPrices;
+    return;
+  }
+  m.values["cost_mean"] = result.cost->mean;
+  if (std::isnan(result.cost->mean_done)) m.missing["cost_mean_done"] = "no task ends done";
+  else m.values["cost_mean_done"] = result.cost->mean_done;
+  if (result.cost->complete) m.values["p99_cost"] = result.cost->quantiles.p99;
+  else m.missing["p99_cost"] = kNoCostDistribution;
+}
+
+}  // namespace
 
 Measured exact_measured(const ExactResult& result, const TimeModel* time) {
   Measured m;
@@ -189,6 +249,7 @@ Measured exact_measured(const ExactResult& result, const TimeModel* time) {
   const OutcomeQuantiles q = requests_quantiles(result);
   if (q.all) m.values["p99_requests"] = static_cast<double>(q.all->at[2]);
   else m.missing["p99_requests"] = no_distribution_note(result);
+  cost_measured(result, m);
   if (time == nullptr) {
     for (const char* name : {"mean_seconds", "mean_seconds_done", "p99_seconds"})
       m.missing[name] = kSecondsNeedTimeMode;
@@ -222,6 +283,7 @@ Json exact_json(const Model& model, const Policy& policy, const FaultWeights& ki
   j["mean_gap"] = shape.mean_gap;
   j["independent"] = independent_json(model.p, policy, kinds);
   add_result_fields(j, policy, result);
+  if (result.cost) add_cost_fields(j, result, kinds);
   return j;
 }
 
@@ -264,6 +326,7 @@ Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& pol
   Json j = time_head_json(chain, time, policy);
   j["independent"] = independent_json(stationary_bad(time), policy, kinds);
   add_result_fields(j, policy, result);
+  if (result.cost) add_cost_fields(j, result, kinds);
   j["mean_seconds"] = result.mean_seconds;
   j["mean_seconds_done"] = result.mean_seconds_done;  // NaN (no task done) is written as null by dump_json
   if (result.seconds_complete) {

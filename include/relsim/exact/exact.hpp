@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "relsim/core/billing.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
@@ -35,6 +36,29 @@ struct SecondsBin {
 // Quantiles of a distribution: the smallest x with P(X <= x) >= level.
 struct Quantiles {
   double p50 = 0.0, p90 = 0.0, p99 = 0.0;
+};
+
+// One bar of the distribution of cost per task (ExactOptions::billing).
+struct CostBin {
+  double usd = 0.0;  // to the nano-dollar
+  Outcome outcome = Outcome::done;
+  double probability = 0.0;
+};
+
+// Cost per task in USD (docs/model.md, Cost): the sum of what the task's
+// requests are billed (Billing::request_cost).
+struct CostResult {
+  Billing billing;
+  double mean = 0.0;                                          // E[cost per task]
+  double mean_done = std::numeric_limits<double>::quiet_NaN();  // E[cost | done]; NaN when no task ends done
+  // The distribution by outcome, sorted by cost then outcome, and its
+  // quantiles over all tasks; when `complete` (ExactOptions::distribution,
+  // within max_distribution_work). Each request's cost is kept to the
+  // nano-dollar there (exact for prices in tenths of a cent per million
+  // tokens); the means are not rounded.
+  bool complete = false;
+  std::vector<CostBin> bins;
+  Quantiles quantiles;
 };
 
 struct ExactResult {
@@ -71,6 +95,9 @@ struct ExactResult {
   // not computed.
   std::optional<ToolModel> tools;
   std::vector<double> tool_outcomes = std::vector<double>(kToolClasses, 0.0);
+
+  // With ExactOptions::billing: what the tasks cost.
+  std::optional<CostResult> cost;
 
   // Time mode (exact_time) only.
   bool timed = false;
@@ -127,6 +154,10 @@ struct ExactOptions {
   // When given, the walk replays the reactions it holds for this policy and
   // kinds, or records them for the next call (the answer is the same).
   WalkMemo* walk_memo = nullptr;
+  // When given, also the cost per task (ExactResult::cost): its mean, its
+  // mean over the tasks that end done and (with `distribution`) its
+  // distribution. Not with tool calls.
+  std::optional<Billing> billing;
 };
 
 // The engine: dynamic programming over (hidden state, call, call state) with

@@ -1,0 +1,55 @@
+// --input-tokens, --output-tokens, --price-in, --price-out and --break-at
+// (commands.hpp): what a request costs, read strictly.
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+#include "cli/commands.hpp"
+#include "cli/option_rules.hpp"
+
+namespace relsim::cli {
+
+std::optional<Billing> BillingArgs::parsed() const {
+  if (!price_in_option->count()) return std::nullopt;
+  Billing b = billing;
+  if (!break_at.empty()) b.break_at = parse_break_at(break_at);
+  validate(b);
+  return b;
+}
+
+void add_billing_options(CLI::App& cmd, BillingArgs& args) {
+  auto* input = cmd.add_option("--input-tokens", args.billing.input_tokens,
+                               "cost: input tokens of every request (the prompt with the context so far), a whole "
+                               "number in [0, 1e9]");
+  auto* output = cmd.add_option("--output-tokens", args.billing.output_tokens,
+                                "cost: output tokens of a whole answer, a whole number in [0, 1e9]");
+  args.price_in_option = cmd.add_option("--price-in", args.billing.price_in,
+                                        "cost: USD per million input tokens, in [0, 1e6]; a request refused before the "
+                                        "model starts is not billed (docs/model.md, Cost)");
+  auto* price_out = cmd.add_option("--price-out", args.billing.price_out,
+                                   "cost: USD per million output tokens, in [0, 1e6]");
+  auto* break_at = cmd.add_option("--break-at", args.break_at,
+                                  "cost: share of the answer streamed before each in-stream fault breaks it, "
+                                  "KIND=FRACTION,... in [0, 1]; default where relsim's mock breaks it: "
+                                  "cut=0.5,no_stop=1,malformed=0,overloaded=0,stall=0");
+  const std::vector<CLI::Option*> all = {input, output, args.price_in_option, price_out, break_at};
+  const std::string need = "the cost needs all four of --input-tokens, --output-tokens, --price-in and --price-out";
+  const std::vector<CLI::Option*> four = {input, output, args.price_in_option, price_out};
+  for (CLI::Option* option : all)
+    for (const CLI::Option* other : four)
+      if (option != other) needs_option(option, other, fmt::format("{}: {} is missing", need, other->get_name()));
+  for (CLI::Option* option : {input, output})
+    check_value<double>(option, [name = option->get_name()](double v) {
+      Billing b;
+      (name == "--input-tokens" ? b.input_tokens : b.output_tokens) = v;
+      validate(b);
+    });
+  for (CLI::Option* option : {args.price_in_option, price_out})
+    check_value<double>(option, [name = option->get_name()](double v) {
+      Billing b;
+      (name == "--price-in" ? b.price_in : b.price_out) = v;
+      validate(b);
+    });
+  check_value<std::string>(break_at, [](const std::string& spec) { parse_break_at(spec); });
+}
+
+}  // namespace relsim::cli

@@ -1,0 +1,100 @@
+// What a request costs (billing.hpp; docs/model.md, Cost).
+#include "relsim/core/billing.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+#include "relsim/core/weights.hpp"
+
+namespace relsim {
+namespace {
+
+constexpr double kMaxTokens = 1e9;
+constexpr double kMaxPrice = 1e6;
+
+bool in_stream(std::optional<FaultKind> kind) { return kind && stage_of(*kind) == Stage::in_stream; }
+
+}  // namespace
+
+std::array<double, kFaultKinds> Billing::default_break_at() {
+  std::array<double, kFaultKinds> at{};
+  at[static_cast<std::size_t>(FaultKind::cut)] = 0.5;
+  at[static_cast<std::size_t>(FaultKind::no_stop)] = 1.0;
+  return at;
+}
+
+bool Billing::billed(std::optional<FaultKind> kind) { return !kind || in_stream(kind); }
+
+double Billing::billed_output(std::optional<FaultKind> kind) const {
+  if (!kind) return output_tokens;
+  if (!in_stream(kind)) return 0.0;
+  return std::floor(break_at[static_cast<std::size_t>(*kind)] * output_tokens);
+}
+
+double Billing::request_cost(std::optional<FaultKind> kind) const {
+  if (!billed(kind)) return 0.0;
+  return (input_tokens * price_in + billed_output(kind) * price_out) / 1e6;
+}
+
+void validate(const Billing& b) {
+  const auto tokens = [](std::string_view name, double v) {
+    if (!(v >= 0.0 && v <= kMaxTokens && v == std::floor(v)))
+      throw InputError(fmt::format("{} = {} is out of range: it must be a whole number of tokens in [0, {:.0f}]", name,
+                                   v, kMaxTokens));
+  };
+  const auto price = [](std::string_view name, double v) {
+    if (!(v >= 0.0 && v <= kMaxPrice))
+      throw InputError(fmt::format("{} = {} is out of range: it must be USD per million tokens in [0, {:.0f}]", name, v,
+                                   kMaxPrice));
+  };
+  tokens("input-tokens", b.input_tokens);
+  tokens("output-tokens", b.output_tokens);
+  price("price-in", b.price_in);
+  price("price-out", b.price_out);
+  for (int k = 0; k < kFaultKinds; ++k) {
+    const double f = b.break_at[static_cast<std::size_t>(k)];
+    const auto kind = static_cast<FaultKind>(k);
+    if (!(f >= 0.0 && f <= 1.0))
+      throw InputError(fmt::format("break-at of {} = {} is out of range: it must be a number in [0, 1]", to_string(kind), f));
+    if (f > 0.0 && !in_stream(kind))
+      throw InputError(fmt::format("break-at of {} = {}: {} is refused before the model starts and never billed; "
+                                   "name in-stream kinds only (cut, no_stop, malformed, overloaded, stall)",
+                                   to_string(kind), f, to_string(kind)));
+  }
+}
+
+std::array<double, kFaultKinds> parse_break_at(std::string_view spec) {
+  std::vector<bool> named(kFaultKinds, false);
+  WeightWords words{"break-at", "kind", "cut=0.5,stall=0.25", "cut, no_stop, malformed, overloaded, stall",
+                    [&named](std::string_view word) {
+                      const FaultKind kind = parse_fault_kind(word);
+                      if (!in_stream(kind))
+                        throw InputError(fmt::format(
+                            "break-at names '{}', which is refused before the model starts and never billed: name "
+                            "in-stream kinds only (cut, no_stop, malformed, overloaded, stall)",
+                            word));
+                      named[static_cast<std::size_t>(kind)] = true;
+                      return static_cast<std::size_t>(kind);
+                    },
+                    [](std::size_t i) { return to_string(static_cast<FaultKind>(i)); }};
+  const std::vector<double> given =
+      parse_named_weights(spec, kFaultKinds, words, ValueRange{1.0, true, "fraction"});
+  std::array<double, kFaultKinds> at = Billing::default_break_at();
+  for (std::size_t k = 0; k < at.size(); ++k)
+    if (named[k]) at[k] = given[k];
+  return at;
+}
+
+std::string break_at_string(const std::array<double, kFaultKinds>& break_at) {
+  std::string s;
+  for (int k = 0; k < kFaultKinds; ++k)
+    if (stage_of(static_cast<FaultKind>(k)) == Stage::in_stream)
+      s += fmt::format("{}{}={}", s.empty() ? "" : ",", to_string(static_cast<FaultKind>(k)),
+                       break_at[static_cast<std::size_t>(k)]);
+  return s;
+}
+
+}  // namespace relsim

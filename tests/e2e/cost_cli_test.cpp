@@ -1,0 +1,84 @@
+// relsim exact with prices (docs/model.md, Cost): the JSON's cost keys and
+// billing echo, the table's rows, the cost in time mode, --require on the
+// cost metrics, and bad input as one line and exit 2 with no output.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "support/input_error_cli.hpp"
+#include "support/run.hpp"
+#include "support/run_json.hpp"
+
+namespace {
+
+using relsim::test::expect_input_error;
+using relsim::test::json_of;
+using relsim::test::run_relsim;
+using Json = nlohmann::json;
+
+const std::string kModel = "exact --p 0.3 --q 0.8 --r 2 --n 2";
+const std::string kPrices = " --input-tokens 20000 --output-tokens 800 --price-in 3 --price-out 15";
+
+TEST(CostCli, ExactJsonHasTheCostKeysAndWhatEachRequestCosts) {
+  const Json j = json_of(kModel + kPrices + " --json");
+  const Json& b = j["billing"];
+  EXPECT_EQ(b["break_at"], "cut=0.5,no_stop=1,malformed=0,overloaded=0,stall=0");
+  // 20000 x 3 / 1e6 + 800 x 15 / 1e6, and the in-stream kinds at their breaks.
+  EXPECT_NEAR(b["request_cost"]["ok"].get<double>(), 0.072, 1e-15);
+  EXPECT_NEAR(b["request_cost"]["cut"].get<double>(), 0.066, 1e-15);
+  EXPECT_NEAR(b["request_cost"]["no_stop"].get<double>(), 0.072, 1e-15);
+  EXPECT_NEAR(b["request_cost"]["stall"].get<double>(), 0.06, 1e-15);
+  // The default kinds are all in-stream: every request is billed at least
+  // its input, a done task at least two good requests.
+  const double mean = j["cost_mean"].get<double>();
+  EXPECT_GT(mean, 0.06 * j["mean_requests"].get<double>() - 1e-12);
+  EXPECT_LT(mean, 0.072 * j["mean_requests"].get<double>() + 1e-12);
+  EXPECT_GE(j["cost_mean_done"].get<double>(), 0.144 - 1e-12);
+  ASSERT_TRUE(j["cost_quantiles"].is_object());
+  EXPECT_LE(j["cost_quantiles"]["p50"].get<double>(), j["cost_quantiles"]["p99"].get<double>());
+  // Without prices, no cost keys.
+  const Json plain = json_of(kModel + " --json");
+  EXPECT_FALSE(plain.contains("cost_mean"));
+  EXPECT_FALSE(plain.contains("billing"));
+}
+
+TEST(CostCli, RefusedFaultsBillNothingAndBreakAtMovesTheBreak) {
+  const Json refused = json_of(kModel + kPrices + " --kinds http_529=1 --json");
+  EXPECT_EQ(refused["billing"]["request_cost"]["http_529"].get<double>(), 0.0);
+  EXPECT_NEAR(refused["cost_mean_done"].get<double>(), 0.144, 1e-12);  // two good requests, nothing else billed
+  const Json late = json_of(kModel + kPrices + " --kinds stall=1 --break-at stall=1 --json");
+  EXPECT_NEAR(late["billing"]["request_cost"]["stall"].get<double>(), 0.072, 1e-15);
+  EXPECT_NEAR(late["cost_mean"].get<double>(), 0.072 * late["mean_requests"].get<double>(), 1e-12);
+}
+
+TEST(CostCli, TableRowsTimeModeAndRequire) {
+  const auto table = run_relsim(kModel + kPrices);
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("mean cost"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("cost p50, p90, p99"), std::string::npos) << table.out;
+  const Json timed = json_of("exact --t-good 600 --t-bad 60 --r 2 --n 4 --request-seconds 5 --backoff list:1,2,4" +
+                             kPrices + " --json");
+  EXPECT_GT(timed["cost_mean"].get<double>(), 0.0);
+  EXPECT_TRUE(timed["cost_quantiles"].is_object());
+  const auto missed = run_relsim(kModel + kPrices + " --require cost_mean<=0.01");
+  EXPECT_EQ(missed.code, 1) << missed.err;
+  EXPECT_NE(missed.err.find("threshold missed: cost_mean<=0.01"), std::string::npos) << missed.err;
+  const auto held = run_relsim(kModel + kPrices + " --require cost_mean<=1,p99_cost<=1");
+  EXPECT_EQ(held.code, 0) << held.err;
+}
+
+TEST(CostCli, BadInputIsOneLineAndExitTwo) {
+  expect_input_error(kModel + kPrices + " --price-in -1", "price-in = -1 is out of range");
+  expect_input_error(kModel + kPrices + " --input-tokens 1.5", "input-tokens = 1.5 is out of range");
+  expect_input_error(kModel + kPrices + " --break-at cut=1.5", "cut = '1.5' is out of range");
+  expect_input_error(kModel + kPrices + " --break-at http_529=0.5", "never billed");
+  expect_input_error(kModel + " --price-in 3 --price-out 15 --input-tokens 100", "--output-tokens is missing");
+  expect_input_error(kModel + " --break-at cut=0.2", "the cost needs all four");
+  expect_input_error(kModel + kPrices + " --method enumerate", "--method matrix only");
+  expect_input_error("exact --p 0.02 --burst-mean 5 --n 30 --target 0.99 --solve r" + kPrices, "print no cost");
+}
+
+}  // namespace
