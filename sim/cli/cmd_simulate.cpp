@@ -31,6 +31,7 @@ struct SimulateArgs {
   ModelArgs model;
   TimeArgs time;
   ToolArgs tools;
+  BillingArgs billing;
   long long tasks = 400;
   std::uint64_t seed = rng::kReferenceSeed;
   int lanes = SimConfig{}.lanes;
@@ -47,6 +48,7 @@ struct SimulateArgs {
 SimulateSetup simulate_setup(const SimulateArgs& a) {
   SimulateSetup setup;
   setup.config.tools = a.tools.tool_model();
+  setup.config.billing = a.billing.parsed();
   setup.time = a.time.time_model(a.model);
   if (setup.time) {
     setup.chain_json = a.time.chain_json(*setup.time);
@@ -133,6 +135,10 @@ Runner add_simulate(CLI::App& app) {
   add_policy_options(*cmd, args->model);
   add_time_options(*cmd, args->time);
   add_tool_options(*cmd, args->tools, args->time.timed_rule());
+  add_billing_options(*cmd, args->billing);
+  refuse_when(args->billing.price_in_option, args->time.timed_rule(),
+              "simulate in time mode has no cost per task yet: relsim exact gives it exactly (leave out the time "
+              "options here, or the prices)");
   cmd->add_option("--tasks", args->tasks, fmt::format("tasks to simulate, in [1, {}]", kMaxTasks))
       ->capture_default_str();
   add_seed_option(*cmd, args->seed, "Philox key");

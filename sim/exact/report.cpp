@@ -43,13 +43,7 @@ void add_tool_fields(Json& j, const ExactResult& result) {
 // and the cost per task.
 void add_cost_fields(Json& j, const ExactResult& result, const FaultWeights& kinds) {
   const CostResult& cost = *result.cost;
-  const Billing& b = cost.billing;
-  Json each = Json::object();
-  each["ok"] = b.request_cost(std::nullopt);
-  for (const FaultKind kind : drawn_fault_kinds(kinds)) each[std::string(to_string(kind))] = b.request_cost(kind);
-  j["billing"] = Json{{"input_tokens", b.input_tokens}, {"output_tokens", b.output_tokens}, {"price_in", b.price_in},
-                      {"price_out", b.price_out}, {"break_at", break_at_string(b.break_at)},
-                      {"request_cost", std::move(each)}};
+  j["billing"] = billing_json(cost.billing, kinds);
   j["cost_mean"] = cost.mean;
   j["cost_mean_done"] = cost.mean_done;  // NaN (no task done) is written as null by dump_json
   if (cost.complete) {
@@ -273,6 +267,14 @@ OutcomeQuantiles requests_quantiles(const ExactResult& result) {
     mass[m] += bin.probability;
   }
   return outcome_quantiles(done, failed);
+}
+
+Json billing_json(const Billing& b, const FaultWeights& kinds) {
+  Json each = Json::object();
+  each["ok"] = b.request_cost(std::nullopt);
+  for (const FaultKind kind : drawn_fault_kinds(kinds)) each[std::string(to_string(kind))] = b.request_cost(kind);
+  return Json{{"input_tokens", b.input_tokens}, {"output_tokens", b.output_tokens}, {"price_in", b.price_in},
+              {"price_out", b.price_out}, {"break_at", break_at_string(b.break_at)}, {"request_cost", std::move(each)}};
 }
 
 Json exact_json(const Model& model, const Policy& policy, const FaultWeights& kinds, const ExactResult& result) {

@@ -52,6 +52,9 @@ void add_counts(SimResult& into, const SimResult& part) {
     RELSIM_ASSERT(to[f].size() == from[f].size());
     for (std::size_t i = 0; i < to[f].size(); ++i) to[f][i] += from[f][i];
   }
+  // Keyed integer counts: the same whatever the order of the parts.
+  for (const auto& [nano, tasks] : part.cost_done) into.cost_done[nano] += tasks;
+  for (const auto& [nano, tasks] : part.cost_failed) into.cost_failed[nano] += tasks;
 }
 
 std::vector<std::int64_t> pack_counts(const SimResult& r) {

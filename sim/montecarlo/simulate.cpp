@@ -133,8 +133,19 @@ SimResult simulate_share(const Model& model, const Policy& policy, const SimConf
   // attempt. A 400 ends a task as harness_error under every policy, so with
   // http_400 in the mix the general walk runs instead.
   // Tool calls are drawn on the general walk too.
+  if (config.billing) {
+    validate(*config.billing);
+    if (model.chain == ChainScope::continuous)
+      throw InputError("chain = continuous: the simulated cost per task (--price-in, --price-out) covers the fresh "
+                       "scope only yet; use --chain fresh, or relsim exact for the cost");
+    if (!config.share.single())
+      throw InputError("the simulated cost per task (--price-in, --price-out) runs on one rank only yet: run it "
+                       "without mpirun");
+  }
+  // The kernels count requests, not what each costs: with prices the
+  // general walk runs too.
   if (policy.kind != PolicyKind::simple || config.kinds.weight[static_cast<std::size_t>(FaultKind::http_400)] > 0.0 ||
-      config.tools) {
+      config.tools || config.billing) {
     SimResult walked = detail::simulate_policy(model, policy, config, scheme, hook);
     walked.kernel = "walk";
     return walked;

@@ -5,6 +5,9 @@
 #include "montecarlo/simulate_policy.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
 #include <utility>
 
 #include "relsim/core/error.hpp"
@@ -24,6 +27,9 @@ struct PolicyRun {
   const SimConfig& config;
   const FailTaskHook& hook;
   Progress& progress;
+  // With a billing: what a request costs in nano-dollars, [kind] or
+  // [kFaultKinds] for a good one.
+  std::array<std::int64_t, kFaultKinds + 1> nano{};
 
   // Walks task `task` into `tally`; returns whether it ended done.
   bool add_task(SimResult& tally, std::int64_t task, Entry entry) const {
@@ -44,18 +50,24 @@ struct PolicyRun {
       tool_end = step.ended;
       return !step.ended;
     };
+    std::int64_t cost = 0;
     const TaskRunner runner = walk_policy_task(
         s, policy, config.seed, task, entry,
         [&](const std::optional<FaultKind>& r, bool sent) {
           if (sent && r) ++tally.faults[static_cast<std::size_t>(*r)];
+          if (sent) cost += nano[r ? static_cast<std::size_t>(*r) : static_cast<std::size_t>(kFaultKinds)];
         },
         after_call);
+    const auto bill = [&](bool done) {
+      if (config.billing) ++(done ? tally.cost_done : tally.cost_failed)[cost];
+    };
     if (tool_end || (corrupted && runner.outcome().outcome == Outcome::done)) {
       ++tally.tasks;
       tally.requests += runner.requests();
       tally.calls_succeeded += runner.call();
       ++tally.tool_outcomes[static_cast<std::size_t>(tool_end.value_or(ToolClass::silent_wrong))];
       if (!tally.env_by_requests.empty()) ++tally.env_by_requests[static_cast<std::size_t>(runner.requests())];
+      bill(false);
       return false;
     }
     RELSIM_ASSERT(runner.ended());
@@ -67,6 +79,7 @@ struct PolicyRun {
     ++tally.outcomes[static_cast<std::size_t>(index_of(runner.outcome()))];
     if (!tally.done_by_requests.empty())
       ++(done ? tally.done_by_requests : tally.env_by_requests)[static_cast<std::size_t>(runner.requests())];
+    bill(done);
     return done;
   }
 
@@ -109,7 +122,12 @@ SimResult simulate_policy(const Model& model, const Policy& policy, const SimCon
   SimResult result = empty_result(bins);
   result.outcomes_by_class = true;
   Progress progress(config.progress);
-  const PolicyRun run{s, policy, config, hook, progress};
+  PolicyRun run{s, policy, config, hook, progress};
+  if (config.billing)
+    for (int k = 0; k <= kFaultKinds; ++k)
+      run.nano[static_cast<std::size_t>(k)] = std::llround(
+          config.billing->request_cost(k < kFaultKinds ? std::optional<FaultKind>(static_cast<FaultKind>(k)) : std::nullopt) *
+          1e9);
   const bool fresh = model.chain == ChainScope::fresh;
   const std::int64_t units = fresh ? (config.tasks + kChunk - 1) / kChunk : config.lanes;
   const std::pair<std::int64_t, std::int64_t> range = config.share.range(units);

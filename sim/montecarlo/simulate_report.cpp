@@ -2,6 +2,7 @@
 #include "relsim/montecarlo/simulate_report.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <string_view>
 
@@ -11,6 +12,7 @@
 #include "relsim/core/count_quantiles.hpp"
 #include "relsim/exact/exact.hpp"
 #include "relsim/exact/report.hpp"
+#include "montecarlo/time_intervals.hpp"
 
 namespace relsim {
 namespace {
@@ -110,6 +112,46 @@ void simulate_time_rows(const SimulateSetup& setup, const SimulateCheck& r, cons
 
 }  // namespace
 
+namespace {
+
+// The cost estimate from the run's tasks by cost (nano-dollars), in key
+// order, so the same bits for any thread count; `exact` has the exact means.
+CostEstimate cost_estimate(const SimResult& sim, const CostResult& exact, double confidence) {
+  std::map<std::int64_t, std::int64_t> all = sim.cost_done;
+  for (const auto& [nano, tasks] : sim.cost_failed) all[nano] += tasks;
+  long double n = 0.0L, sum = 0.0L, squares = 0.0L, done_n = 0.0L, done_sum = 0.0L;
+  for (const auto& [nano, tasks] : all) {
+    const long double x = static_cast<long double>(nano) * 1e-9L, k = static_cast<long double>(tasks);
+    n += k;
+    sum += k * x;
+    squares += k * x * x;
+  }
+  for (const auto& [nano, tasks] : sim.cost_done) {
+    done_n += static_cast<long double>(tasks);
+    done_sum += static_cast<long double>(tasks) * static_cast<long double>(nano) * 1e-9L;
+  }
+  CostEstimate c;
+  c.mean = static_cast<double>(sum / n);
+  c.sd = n > 1.0L ? static_cast<double>(std::sqrt(std::max(0.0L, (squares - sum * sum / n) / (n - 1.0L)))) : 0.0;
+  c.interval = detail::normal_mean_interval(c.mean, c.sd, sim.tasks, confidence);
+  if (done_n > 0.0L) c.mean_done = static_cast<double>(done_sum / done_n);
+  // The smallest cost whose share of the tasks reaches each level.
+  const double levels[] = {0.5, 0.9, 0.99};
+  double* slots[] = {&c.p50, &c.p90, &c.p99};
+  std::int64_t cum = 0;
+  int next = 0;
+  for (const auto& [nano, tasks] : all) {
+    cum += tasks;
+    while (next < 3 && static_cast<double>(cum) >= levels[next] * static_cast<double>(sim.tasks))
+      *slots[next++] = static_cast<double>(nano) / 1e9;
+  }
+  c.exact_mean = exact.mean;
+  c.exact_mean_done = exact.mean_done;
+  return c;
+}
+
+}  // namespace
+
 SimulateCheck simulate_and_check(const SimulateSetup& setup, const std::function<void()>& simulated) {
   SimulateCheck r;
   ExactOptions exact_options;
@@ -129,7 +171,9 @@ SimulateCheck simulate_and_check(const SimulateSetup& setup, const std::function
   } else {
     r.sim = simulate(setup.model, setup.policy, setup.config);
     if (simulated) simulated();
+    exact_options.billing = setup.config.billing;
     const ExactResult exact = exact_matrix(setup.model, setup.policy, exact_options);
+    if (exact.cost) r.cost = cost_estimate(r.sim, *exact.cost, setup.confidence);
     r.exact = exact.success;
     r.exact_fault_share = exact.fault_share();
     if (setup.config.tools)
@@ -193,6 +237,19 @@ Json simulate_json(const SimulateSetup& setup, const SimulateCheck& r) {
   j["faults"] = std::move(faults);
   j["fault_shares"] = std::move(shares);
   if (r.timed) add_simulate_time_json(j, r);
+  if (r.cost) {
+    const CostEstimate& c = *r.cost;
+    j["billing"] = billing_json(*setup.config.billing, setup.config.kinds);
+    j["cost_mean"] = c.mean;
+    j["cost_mean_low"] = c.interval.low;
+    j["cost_mean_high"] = c.interval.high;
+    j["cost_sd"] = c.sd;
+    j["cost_mean_done"] = c.mean_done;  // NaN (no task done) is written as null by dump_json
+    j["cost_quantiles"] = Json{{"p50", c.p50}, {"p90", c.p90}, {"p99", c.p99}};
+    j["exact_cost_mean"] = c.exact_mean;
+    j["exact_cost_mean_done"] = c.exact_mean_done;
+    j["cost_covered"] = c.interval.covers(c.exact_mean);
+  }
   if (!sim.kernel.empty()) j["kernel"] = sim.kernel;  // which code ran; the numbers are the same on every kernel
   return j;
 }
@@ -236,6 +293,14 @@ std::string simulate_table(const SimulateSetup& setup, const SimulateCheck& r) {
         fmt::format("{} ({} of requests)", count, simulate_percent(r.share(count))));
   }
   if (r.timed) simulate_time_rows(setup, r, row);
+  if (r.cost) {
+    const CostEstimate& c = *r.cost;
+    row("mean cost", fmt::format("${:.6g} a task ({:g}% interval [${:.6g}, ${:.6g}], sd ${:.6g}), ${:.6g} a done task",
+                                 c.mean, 100.0 * setup.confidence, c.interval.low, c.interval.high, c.sd, c.mean_done));
+    row("exact mean cost", fmt::format("${:.6g} a task, ${:.6g} a done task ({})", c.exact_mean, c.exact_mean_done,
+                                       c.interval.covers(c.exact_mean) ? "covered" : "not covered"));
+    row("cost p50, p90, p99", fmt::format("${:.6g}, ${:.6g}, ${:.6g}", c.p50, c.p90, c.p99));
+  }
   return s;
 }
 

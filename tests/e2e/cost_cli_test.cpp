@@ -70,6 +70,35 @@ TEST(CostCli, TableRowsTimeModeAndRequire) {
   EXPECT_EQ(held.code, 0) << held.err;
 }
 
+// The simulated cost (the general walk, each request's cost to the
+// nano-dollar) against the exact engine's: the mean within 5 standard
+// errors, the done tasks' mean within 5 of theirs, the p50 and p90 equal
+// to the exact distribution's, the same bytes for 1 and 2 threads.
+TEST(CostCli, SimulateMatchesExactAndIsTheSameForAnyThreadCount) {
+  const std::string cases[] = {
+      "--p 0.3 --q 0.8 --r 2 --n 2",
+      "--p 0.1 --burst-mean 4 --r 2 --n 5 --policy layered --s 2 --kinds cut=1,http_529=2,stall=1",
+      "--p 0.2 --q 0.6 --r 1 --n 3 --policy naive --s 2 --kinds slow_headers=1,overloaded=1 --break-at overloaded=0.3",
+  };
+  for (const std::string& model : cases) {
+    SCOPED_TRACE(model);
+    const std::string sim = "simulate " + model + kPrices + " --tasks 100000 --seed 20261206 --json";
+    const auto one = run_relsim(sim + " --threads 1");
+    const auto two = run_relsim(sim + " --threads 2");
+    ASSERT_EQ(one.code, 0) << one.err;
+    EXPECT_EQ(one.out, two.out);
+    const Json s = Json::parse(one.out);
+    const Json e = json_of("exact " + model + kPrices + " --json");
+    const double se = s["cost_sd"].get<double>() / std::sqrt(100000.0);
+    EXPECT_NEAR(s["cost_mean"].get<double>(), e["cost_mean"].get<double>(), 5.0 * se);
+    EXPECT_EQ(s["exact_cost_mean"].get<double>(), e["cost_mean"].get<double>());
+    EXPECT_NEAR(s["cost_mean_done"].get<double>(), e["cost_mean_done"].get<double>(), 5.0 * se / std::sqrt(e["success"].get<double>()));
+    for (const char* level : {"p50", "p90"})
+      EXPECT_NEAR(s["cost_quantiles"][level].get<double>(), e["cost_quantiles"][level].get<double>(), 1e-9) << level;
+    EXPECT_EQ(s["kernel"], "walk");
+  }
+}
+
 TEST(CostCli, BadInputIsOneLineAndExitTwo) {
   expect_input_error(kModel + kPrices + " --price-in -1", "price-in = -1 is out of range");
   expect_input_error(kModel + kPrices + " --input-tokens 1.5", "input-tokens = 1.5 is out of range");
@@ -79,6 +108,9 @@ TEST(CostCli, BadInputIsOneLineAndExitTwo) {
   expect_input_error(kModel + " --break-at cut=0.2", "the cost needs all four");
   expect_input_error(kModel + kPrices + " --method enumerate", "--method matrix only");
   expect_input_error("exact --p 0.02 --burst-mean 5 --n 30 --target 0.99 --solve r" + kPrices, "print no cost");
+  expect_input_error("simulate --t-good 600 --t-bad 60 --r 2 --n 2" + kPrices, "simulate in time mode has no cost");
+  expect_input_error("simulate --p 0.3 --q 0.8 --r 2 --n 2 --chain continuous" + kPrices, "covers the fresh scope only");
+  expect_input_error("simulate --p 0.3 --q 0.8 --r 2 --n 2 --price-in 3", "is missing");
 }
 
 }  // namespace

@@ -24,6 +24,10 @@ namespace relsim {
 // `kinds`: the fault kinds the result was computed with (independent_success).
 Json exact_json(const Model& model, const Policy& policy, const FaultWeights& kinds, const ExactResult& result);
 
+// A billing as given, with what one request of each drawn kind costs
+// ("request_cost"): the "billing" field of exact and simulate.
+Json billing_json(const Billing& billing, const FaultWeights& kinds);
+
 // The quantiles of requests per task, from the result's distribution (all
 // nullopt when it was left out).
 OutcomeQuantiles requests_quantiles(const ExactResult& result);

@@ -13,11 +13,13 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "relsim/core/billing.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
@@ -70,6 +72,10 @@ struct SimConfig {
   // drawn from Stream::tool_stage by (task, call); fresh scope only
   // (InputError for the continuous one). Runs on the general walk.
   std::optional<ToolModel> tools;
+  // What each task costs (docs/model.md, Cost): SimResult::cost_done and
+  // cost_failed. Runs on the general walk; fresh scope, one rank only
+  // (InputError otherwise).
+  std::optional<Billing> billing;
   // The fresh scope's kernel; InputError when the CPU lacks the one named.
   Kernel kernel = Kernel::automatic;
 };
@@ -103,6 +109,9 @@ struct SimResult {
   // silent_wrong: done with a corrupted result). They are counted in no
   // class of `outcomes`, not in successes, and in env_by_requests.
   std::array<std::int64_t, kToolClasses> tool_outcomes{};
+  // With SimConfig::billing: tasks by cost in nano-dollars (each request's
+  // cost rounded to the nano-dollar), those that ended done and the rest.
+  std::map<std::int64_t, std::int64_t> cost_done, cost_failed;
 
   // Continuous scope: consecutive pairs of tasks in a lane, by the earlier
   // task's outcome (index 0 env_error, 1 done), and how many of them were

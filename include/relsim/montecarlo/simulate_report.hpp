@@ -4,6 +4,7 @@
 // is checked against, and the two as one JSON object (--json) or a table.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,16 @@ struct SimulateSetup {
   double confidence = 0.95;
 };
 
+// With prices: the simulated cost per task (USD) against the exact one.
+struct CostEstimate {
+  double mean = 0.0, sd = 0.0;  // over all tasks
+  Interval interval;            // the mean's: normal, at the run's confidence
+  double mean_done = std::numeric_limits<double>::quiet_NaN();  // NaN when no task ended done
+  double p50 = 0.0, p90 = 0.0, p99 = 0.0;                      // over all tasks
+  double exact_mean = 0.0;
+  double exact_mean_done = std::numeric_limits<double>::quiet_NaN();
+};
+
 // What the run found: the simulation, the exact value and the interval.
 struct SimulateCheck {
   SimResult sim;
@@ -45,6 +56,7 @@ struct SimulateCheck {
   Interval ci;
   bool covered = false;
   std::vector<ToolClassEstimate> tools;  // with tool calls
+  std::optional<CostEstimate> cost;      // with prices
 
   double rate() const { return static_cast<double>(sim.successes) / static_cast<double>(sim.tasks); }
   // A count's share of the requests sent.
