@@ -20,6 +20,7 @@ namespace {
 struct TuneArgs {
   ModelArgs model;  // --n, --chain and --kinds
   TimeArgs time;
+  BillingArgs billing;
   double target = 0.0;
   std::string objective = "requests";
   std::string policies = "layered,budgeted";
@@ -109,6 +110,7 @@ int run_tune_command(const TuneArgs& a) {
   config.n = a.model.n;
   config.kinds = a.model.fault_weights();
   config.objective = parse_tune_objective(a.objective);
+  config.billing = a.billing.parsed();
   config.threads = a.threads;
   config.force = a.force;
   config.p99_tasks = a.p99_tasks;
@@ -190,10 +192,12 @@ Runner add_tune(CLI::App& app) {
                                   "--jitters and --lists"}});
   cmd->get_option("--backoff")->description("refused: tune searches the backoff (--bases, --caps, --jitters, --lists)");
   cmd->add_option("--objective", args->objective,
-                  "the recommendation: least mean requests (requests), least mean-seconds, or least p99-seconds "
-                  "(then p99 is computed for every schedule meeting the target and is a dimension of the front)")
+                  "the recommendation: least mean requests (requests), least mean-seconds, least p99-seconds "
+                  "(then p99 is computed for every schedule meeting the target and is a dimension of the front), or "
+                  "least mean cost per task (cost: needs the prices, and the mean cost is then a dimension)")
       ->capture_default_str();
   add_space_options(*cmd, *args);
+  add_billing_options(*cmd, args->billing);
   auto* csv = cmd->add_flag("--csv", args->csv, fmt::format("print the front as CSV: {}", kTuneCsvHeader));
   auto* json =
       cmd->add_flag("--json", args->json,

@@ -103,9 +103,12 @@ double p99_or_infinity(const TunePoint& p) {
   return p.p99_seconds ? *p.p99_seconds : std::numeric_limits<double>::infinity();
 }
 
+// The mean cost as a dimension: 0 for every point without prices.
+double cost_or_zero(const TunePoint& p) { return std::isnan(p.cost_mean) ? 0.0 : p.cost_mean; }
+
 bool same_point(const TunePoint& a, const TunePoint& b, bool with_p99) {
   return a.success == b.success && a.mean_requests == b.mean_requests && a.mean_seconds == b.mean_seconds &&
-         (!with_p99 || p99_or_infinity(a) == p99_or_infinity(b));
+         cost_or_zero(a) == cost_or_zero(b) && (!with_p99 || p99_or_infinity(a) == p99_or_infinity(b));
 }
 
 // points[i] = evaluate(i) for i in [0, count), `threads` OpenMP threads,
@@ -134,7 +137,8 @@ std::vector<std::size_t> pareto_front(const std::vector<TunePoint>& points, bool
     if (points[i].meets_target) order.push_back(i);
   const auto key = [&](std::size_t i) {
     const TunePoint& p = points[i];
-    return std::tuple{-p.success, p.mean_requests, p.mean_seconds, with_p99 ? p99_or_infinity(p) : 0.0, i};
+    return std::tuple{-p.success, p.mean_requests, p.mean_seconds, cost_or_zero(p), with_p99 ? p99_or_infinity(p) : 0.0,
+                      i};
   };
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
   std::vector<std::size_t> front;
@@ -152,6 +156,7 @@ double objective_value(const TunePoint& p, TuneObjective objective) {
     case TuneObjective::requests: return p.mean_requests;
     case TuneObjective::mean_seconds: return p.mean_seconds;
     case TuneObjective::p99_seconds: return p99_or_infinity(p);
+    case TuneObjective::cost: return cost_or_zero(p);
   }
   return p.mean_requests;
 }
@@ -162,7 +167,7 @@ void sort_by_objective(std::vector<std::size_t>& front, const std::vector<TunePo
   const auto key = [&](std::size_t i) {
     const TunePoint& p = points[i];
     return std::tuple{objective_value(p, objective), -p.success, p.mean_requests, p.mean_seconds,
-                      p99_or_infinity(p), i};
+                      cost_or_zero(p), p99_or_infinity(p), i};
   };
   std::sort(front.begin(), front.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
 }
@@ -206,6 +211,10 @@ void check_config(const TuneConfig& config) {
   validate(probe);
   validate(config.time);
   config.kinds.checked_total();
+  if (config.objective == TuneObjective::cost && !config.billing)
+    throw InputError("objective = 'cost' needs prices: give --input-tokens, --output-tokens, --price-in and "
+                     "--price-out");
+  if (config.billing) validate(*config.billing);
   if (!(config.p99_work >= 0.0))
     throw InputError(fmt::format("p99-work = {} is out of range: it must be >= 0", config.p99_work));
   if (config.p99_tasks < 0 || config.p99_tasks > kMaxTimedTasks)
@@ -232,15 +241,17 @@ std::string_view to_string(TuneObjective objective) {
     case TuneObjective::requests: return "requests";
     case TuneObjective::mean_seconds: return "mean-seconds";
     case TuneObjective::p99_seconds: return "p99-seconds";
+    case TuneObjective::cost: return "cost";
   }
   return "requests";
 }
 
 TuneObjective parse_tune_objective(std::string_view word) {
-  for (const auto o : {TuneObjective::requests, TuneObjective::mean_seconds, TuneObjective::p99_seconds})
+  for (const auto o : {TuneObjective::requests, TuneObjective::mean_seconds, TuneObjective::p99_seconds,
+                       TuneObjective::cost})
     if (word == to_string(o)) return o;
   throw InputError(
-      fmt::format("objective = '{}' is not an objective: use requests, mean-seconds or p99-seconds", word));
+      fmt::format("objective = '{}' is not an objective: use requests, mean-seconds, p99-seconds or cost", word));
 }
 
 std::string_view to_string(P99Method method) {
@@ -287,6 +298,7 @@ TunePoint evaluate_schedule(const TuneConfig& config, const TuneSchedule& schedu
   options.distribution = false;
   options.done_seconds = p99;  // for the front and the anchors, not the whole search
   options.walk_memo = &thread_memo();
+  options.billing = config.billing;
   const ExactResult r = exact_time(time, schedule.policy, options);
   TunePoint p;
   p.schedule = schedule;
@@ -295,6 +307,7 @@ TunePoint evaluate_schedule(const TuneConfig& config, const TuneSchedule& schedu
   p.mean_seconds = r.mean_seconds;
   p.mean_seconds_done = r.mean_seconds_done;
   p.max_requests = r.max_requests;
+  if (r.cost) p.cost_mean = r.cost->mean;
   p.meets_target = r.success >= config.target;
   if (!p99) return p;
   if (!time.fixed_waits()) {
@@ -313,7 +326,7 @@ TunePoint evaluate_schedule(const TuneConfig& config, const TuneSchedule& schedu
 
 bool weakly_dominates(const TunePoint& a, const TunePoint& b, bool with_p99) {
   return a.success >= b.success && a.mean_requests <= b.mean_requests && a.mean_seconds <= b.mean_seconds &&
-         (!with_p99 || p99_or_infinity(a) <= p99_or_infinity(b));
+         cost_or_zero(a) <= cost_or_zero(b) && (!with_p99 || p99_or_infinity(a) <= p99_or_infinity(b));
 }
 
 TuneResult run_tune(const TuneSpace& space, const TuneConfig& config,
@@ -339,6 +352,7 @@ TuneResult run_tune(const TuneSpace& space, const TuneConfig& config,
   result.s_matters = layers.http;
   result.r_matters = layers.stream;
   result.dimensions = {"success", "mean_requests", "mean_seconds"};
+  if (config.billing) result.dimensions.push_back("cost_mean");
   if (with_p99) result.dimensions.push_back("p99_seconds");
 
   // p99 where it is needed: for every point meeting the target when it is a

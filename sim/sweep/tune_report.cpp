@@ -89,6 +89,7 @@ Json tune_point_json(const TunePoint& point) {
   j["p99_interval"] = point.p99_interval ? Json::array({point.p99_interval->low, point.p99_interval->high})
                                          : Json(nullptr);
   j["max_requests"] = point.max_requests;
+  if (!std::isnan(point.cost_mean)) j["cost_mean"] = point.cost_mean;
   j["meets_target"] = point.meets_target;
   return j;
 }
@@ -102,6 +103,7 @@ Json tune_json(const TuneResult& result, const TuneSpace& space, const TuneConfi
   j["scope"] = std::string(to_string(config.time.scope));
   j["kinds"] = to_string(config.kinds);
   j["time"] = time_json(config.time);
+  if (config.billing) j["billing"] = billing_json(*config.billing, config.kinds);
   j["space"] = space_json(space);
   j["evaluated"] = result.schedules;
   j["meeting_target"] = result.meeting;
@@ -157,10 +159,15 @@ std::string tune_table(const TuneResult& result, const TuneConfig& config, const
   std::string dims;
   for (const auto& d : result.dimensions) dims += (dims.empty() ? "" : ", ") + d;
   s += fmt::format("\nPareto front ({}), best first:\n", dims);
-  s += fmt::format("  #  {:<9} {:>3} {:>3} {:>3}  {:<24} {:>14} {:>10} {:>11} {:>11} {:>10}\n", "policy", "s", "r",
-                   "B", "backoff", "success", "mean req", "mean s all", "mean s done", "p99 s");
+  s += fmt::format("  #  {:<9} {:>3} {:>3} {:>3}  {:<24} {:>14} {:>10} {:>11} {:>11} {:>10}{}\n", "policy", "s", "r",
+                   "B", "backoff", "success", "mean req", "mean s all", "mean s done", "p99 s",
+                   config.billing ? "  mean cost" : "");
   const std::size_t shown = std::min(result.front.size(), kTableRows);
-  for (std::size_t i = 0; i < shown; ++i) s += fmt::format("{:>3}  {}\n", i + 1, point_row(result.front[i]));
+  for (std::size_t i = 0; i < shown; ++i) {
+    const TunePoint& p = result.front[i];
+    s += fmt::format("{:>3}  {}{}\n", i + 1, point_row(p),
+                     std::isnan(p.cost_mean) ? std::string() : fmt::format("  ${:.6g}", p.cost_mean));
+  }
   if (shown < result.front.size())
     s += fmt::format("  ... {} more (--csv or --json for the whole front)\n", result.front.size() - shown);
   if (result.front.empty()) s += "  (none: no schedule in the space meets the target)\n";

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "relsim/core/billing.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/policy.hpp"
 #include "relsim/core/rng.hpp"
@@ -25,9 +26,9 @@ namespace relsim {
 // Larger spaces are refused unless TuneConfig::force is set.
 inline constexpr std::int64_t kMaxTuneSchedules = 1'000'000;
 
-enum class TuneObjective { requests, mean_seconds, p99_seconds };
+enum class TuneObjective { requests, mean_seconds, p99_seconds, cost };
 std::string_view to_string(TuneObjective objective);
-// "requests", "mean-seconds" or "p99-seconds"; throws InputError otherwise.
+// "requests", "mean-seconds", "p99-seconds" or "cost"; throws InputError otherwise.
 TuneObjective parse_tune_objective(std::string_view word);
 
 // The schedules to search. The exp grid is bases x caps x jitters; `fixed`
@@ -98,6 +99,9 @@ struct TuneConfig {
   // tasks, the same seed for every schedule; 0: not estimated.
   std::int64_t p99_tasks = 20'000;
   std::uint64_t seed = rng::kReferenceSeed;
+  // With prices: every schedule's mean cost per task (TunePoint::cost_mean),
+  // a dimension of the front; needed by the cost objective.
+  std::optional<Billing> billing;
 };
 
 // How a schedule's p99 wall time was found: exact (fixed waits), simulated
@@ -118,6 +122,8 @@ struct TunePoint {
   // down); computed with p99_seconds, NaN elsewhere.
   double mean_seconds_done = std::numeric_limits<double>::quiet_NaN();
   std::int64_t max_requests = 0;
+  // With TuneConfig::billing: E[cost per task] in USD (docs/model.md, Cost); NaN without.
+  double cost_mean = std::numeric_limits<double>::quiet_NaN();
   // The smallest x with P(wall time <= x) >= 0.99, computed for the front,
   // the anchors and, with the p99-seconds objective, every schedule meeting
   // the target; p99_method says how. Simulated values come with their
@@ -146,7 +152,7 @@ struct TuneResult {
   bool r_matters = true;       // false: no in-stream kind, r fixed at 0
   // What the front is Pareto-optimal in: success (higher is better), mean
   // requests and mean seconds (lower); and p99 seconds with the p99-seconds
-  // objective (an unknown p99 counts as infinite there).
+  // objective (an unknown p99 counts as infinite there); mean cost with prices.
   std::vector<std::string> dimensions;
   // The schedules meeting the target that no other schedule meeting it
   // dominates (equal points: the first in search order stands), best by
