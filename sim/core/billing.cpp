@@ -1,6 +1,7 @@
 // What a request costs (billing.hpp; docs/model.md, Cost).
 #include "relsim/core/billing.hpp"
 
+#include <cfloat>
 #include <cmath>
 #include <vector>
 
@@ -31,7 +32,9 @@ bool Billing::billed(std::optional<FaultKind> kind) { return !kind || in_stream(
 double Billing::billed_output(std::optional<FaultKind> kind) const {
   if (!kind) return output_tokens;
   if (!in_stream(kind)) return 0.0;
-  return std::floor(break_at[static_cast<std::size_t>(*kind)] * output_tokens);
+  // A relative nudge of a few ulps before the floor: 0.29 x 100 is
+  // 28.999999999999996 in doubles, and 29 tokens were streamed.
+  return std::floor(break_at[static_cast<std::size_t>(*kind)] * output_tokens * (1.0 + 4.0 * DBL_EPSILON));
 }
 
 double Billing::request_cost(std::optional<FaultKind> kind) const {

@@ -285,6 +285,17 @@ TEST(ExactCost, BadBillingIsRefusedNamingTheValueAndItsRange) {
   EXPECT_EQ(at[static_cast<std::size_t>(FaultKind::stall)], 0.25);
   EXPECT_EQ(at[static_cast<std::size_t>(FaultKind::cut)], 0.5);  // the default kept
   EXPECT_EQ(break_at_string(Billing::default_break_at()), "cut=0.5,no_stop=1,malformed=0,overloaded=0,stall=0");
+  // The tokens streamed before a break, whole: 0.29 x 100 is 29 (not the
+  // 28.999999999999996 of a double product), 0.5 x 3 is 1.
+  Billing tokens;
+  tokens.output_tokens = 100;
+  tokens.break_at[static_cast<std::size_t>(FaultKind::cut)] = 0.29;
+  EXPECT_EQ(tokens.billed_output(FaultKind::cut), 29.0);
+  tokens.output_tokens = 3;
+  tokens.break_at[static_cast<std::size_t>(FaultKind::cut)] = 0.5;
+  EXPECT_EQ(tokens.billed_output(FaultKind::cut), 1.0);
+  EXPECT_EQ(tokens.billed_output(FaultKind::http_529), 0.0);
+  EXPECT_EQ(tokens.billed_output(std::nullopt), 3.0);
 }
 
 }  // namespace
