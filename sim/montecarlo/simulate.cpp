@@ -128,22 +128,18 @@ SimResult simulate_share(const Model& model, const Policy& policy, const SimConf
   if (config.tools && model.chain == ChainScope::continuous)
     throw InputError("chain = continuous: tool calls (--tool-faults) are not supported yet with the continuous chain "
                      "scope; use --chain fresh");
+  if (config.billing && model.chain == ChainScope::continuous)
+    throw InputError("chain = continuous: the simulated cost per task (--price-in, --price-out) covers the fresh "
+                     "scope only yet; use --chain fresh, or relsim exact for the cost");
+  if (config.billing && !config.share.single())
+    throw InputError("the simulated cost per task (--price-in, --price-out) runs on one rank only yet: run it "
+                     "without mpirun");
   const DrawScheme scheme = DrawScheme::make(model, policy, config.kinds);
   // The kernels know the simple policy's rule only: every bad request is an
   // attempt. A 400 ends a task as harness_error under every policy, so with
   // http_400 in the mix the general walk runs instead.
-  // Tool calls are drawn on the general walk too.
-  if (config.billing) {
-    validate(*config.billing);
-    if (model.chain == ChainScope::continuous)
-      throw InputError("chain = continuous: the simulated cost per task (--price-in, --price-out) covers the fresh "
-                       "scope only yet; use --chain fresh, or relsim exact for the cost");
-    if (!config.share.single())
-      throw InputError("the simulated cost per task (--price-in, --price-out) runs on one rank only yet: run it "
-                       "without mpirun");
-  }
-  // The kernels count requests, not what each costs: with prices the
-  // general walk runs too.
+  // Tool calls are drawn on the general walk too, and so is a run with
+  // prices: the kernels count requests, not what each costs.
   if (policy.kind != PolicyKind::simple || config.kinds.weight[static_cast<std::size_t>(FaultKind::http_400)] > 0.0 ||
       config.tools || config.billing) {
     SimResult walked = detail::simulate_policy(model, policy, config, scheme, hook);
@@ -166,6 +162,7 @@ void validate(const SimConfig& c) {
                                  c.threads, kMaxThreads));
   c.kinds.checked_total();
   if (c.tools) validate(c.tools->faults);
+  if (c.billing) validate(*c.billing);
   detail::check_available(c.kernel);
 }
 
