@@ -30,6 +30,7 @@ struct ExactArgs {
   TimeArgs time;
   ToolArgs tools;
   BillingArgs billing;
+  FallbackArgs fallback;
   std::string method = "matrix";
   int max_length = kDefaultMaxEnumerateLength;
   int threads = 0;
@@ -160,6 +161,7 @@ int run_exact(const ExactArgs& a) {
   const Policy policy = a.model.policy();
   ExactOptions mopt = matrix_options(a);
   mopt.tools = tools;
+  mopt.fallback = a.fallback.parsed(a.model.fault_weights(), policy);
   const EnumerateOptions eopt{a.max_length, a.threads, a.model.fault_weights()};
   const parallel::Share share = ranks();
   if (a.method != "matrix" && policy.kind != PolicyKind::simple)
@@ -271,6 +273,16 @@ void declare_exact_rules(const ExactArgs& a, const ExactOptionsGiven& o) {
       throw InputError(fmt::format("method = '{}': the cost per task is computed by --method matrix only",
                                    given_text(method)));
   });
+  for (const CLI::Option* other : {o.solve, o.triage})
+    refuse_with(a.fallback.after_option, other, "--solve and --triage do not cover a fallback yet: leave out --fallback-after");
+  refuse_when(a.fallback.after_option, a.time.timed_rule(),
+              "--fallback-after: time mode (--t-good, --t-bad) does not cover a fallback yet; use --p and --q");
+  refuse_with(a.fallback.after_option, a.tools.faults_option,
+              "--fallback-after does not cover tool calls (--tool-faults) yet: leave out one of them");
+  check_value<int>(a.fallback.after_option, [method = o.method](int) {
+    if (!given_text(method).empty() && given_text(method) != "matrix")
+      throw InputError(fmt::format("method = '{}': a fallback is computed by --method matrix only", given_text(method)));
+  });
   declare_exact_value_rules(a, o);  // after these: their lines come first
 }
 
@@ -297,6 +309,7 @@ Runner add_exact(CLI::App& app) {
   add_time_options(*cmd, args->time);
   add_tool_options(*cmd, args->tools, args->time.timed_rule());
   add_billing_options(*cmd, args->billing);
+  add_fallback_options(*cmd, args->fallback, args->billing.price_in_option);
   args->target_option = cmd->add_option("--target", args->target,
                                         "with --solve: the P(success) to reach, in (0, 1]");
   auto* solve = cmd->add_option("--solve", args->solve,

@@ -32,6 +32,7 @@ struct SimulateArgs {
   TimeArgs time;
   ToolArgs tools;
   BillingArgs billing;
+  FallbackArgs fallback;
   long long tasks = 400;
   std::uint64_t seed = rng::kReferenceSeed;
   int lanes = SimConfig{}.lanes;
@@ -57,6 +58,7 @@ SimulateSetup simulate_setup(const SimulateArgs& a) {
     setup.model = a.model.model();
   }
   setup.policy = a.model.policy();
+  setup.config.fallback = a.fallback.parsed(a.model.fault_weights(), setup.policy);
   SimConfig& config = setup.config;
   config.tasks = a.tasks;
   config.seed = a.seed;
@@ -139,6 +141,11 @@ Runner add_simulate(CLI::App& app) {
   refuse_when(args->billing.price_in_option, args->time.timed_rule(),
               "simulate in time mode has no cost per task yet: relsim exact gives it exactly (leave out the time "
               "options here, or the prices)");
+  add_fallback_options(*cmd, args->fallback, args->billing.price_in_option);
+  refuse_when(args->fallback.after_option, args->time.timed_rule(),
+              "--fallback-after: time mode (--t-good, --t-bad) does not cover a fallback yet; use --p and --q");
+  refuse_with(args->fallback.after_option, args->tools.faults_option,
+              "--fallback-after does not cover tool calls (--tool-faults) yet: leave out one of them");
   cmd->add_option("--tasks", args->tasks, fmt::format("tasks to simulate, in [1, {}]", kMaxTasks))
       ->capture_default_str();
   add_seed_option(*cmd, args->seed, "Philox key");

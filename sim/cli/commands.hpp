@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "relsim/core/billing.hpp"
+#include "relsim/core/fallback.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/files.hpp"
 #include "relsim/core/model.hpp"
@@ -172,6 +173,27 @@ struct BillingArgs {
 // Declares the five options; any of them needs the other four but
 // --break-at (whose default is the mock server's break positions).
 void add_billing_options(CLI::App& cmd, BillingArgs& args);
+
+// --fallback-after --p2 --q2 --burst-mean2 --kinds2 --price-in2 --price-out2
+// --shared-p --shared-q --shared-burst-mean: a second provider (fallback.hpp;
+// docs/model.md, Fallback), for exact and simulate.
+struct FallbackArgs {
+  int after = 1;
+  double p2 = 0.0, q2 = 0.0, burst_mean2 = 0.0;
+  std::string kinds2;
+  double price_in2 = 0.0, price_out2 = 0.0;
+  double shared_p = 0.0, shared_q = 0.0, shared_burst_mean = 0.0;
+  CLI::Option *after_option = nullptr, *p2_option = nullptr, *q2_option = nullptr, *burst2_option = nullptr,
+              *kinds2_option = nullptr, *price_in2_option = nullptr, *price_out2_option = nullptr,
+              *shared_p_option = nullptr, *shared_q_option = nullptr, *shared_burst_option = nullptr;
+
+  // The validated fallback, or nullopt without --fallback-after; the second
+  // provider's kinds default to `first_kinds`. Throws InputError.
+  std::optional<Fallback> parsed(const FaultWeights& first_kinds, const Policy& policy) const;
+};
+// Declares the options; each needs --fallback-after, which needs --p2; the
+// second provider's prices need the first's (`price_in`).
+void add_fallback_options(CLI::App& cmd, FallbackArgs& args, const CLI::Option* price_in);
 
 // --connect-timeout ... --time-scale: the client's clock (timing.hpp).
 void add_timing_options(CLI::App& cmd, ClientTiming& timing);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "relsim/core/error.hpp"
 
@@ -71,13 +72,21 @@ struct Walk {
     Mat value, pattern;
   };
 
+  // A provider's side of the walk (Lane): its emissions, the step out of a
+  // good request, their patterns, its normalised kind weights and its clock.
+  struct LaneData {
+    Mat d_bad, d_good, bad_pattern, good_exit, good_exit_pattern;
+    std::vector<double> weight;
+    const Clock* clock = nullptr;
+  };
+
   const Policy& policy;
   const Steps& steps;
-  const Clock* clock;
+  const Clock* clock;  // the first lane's: whether and how the walk keeps time
   Eigen::Index k;
-  Mat d_bad, d_good, bad_pattern, good_exit, good_exit_pattern;
+  std::vector<LaneData> lanes;
+  int after = 0;  // requests of a call before it moves to lanes[1]
   Vec ones;
-  std::vector<double> weight;  // normalised kind weights
   // The ways a call can end the task: (outcome class, requests) -> the sum
   // of w M D_bad over the call states that end so (M the reach of the call
   // state, w the fault kind's weight).
@@ -90,32 +99,45 @@ struct Walk {
   bool replay = false;
   std::size_t replayed = 0;
 
-  Walk(const Eigen::VectorXd& bad, const Policy& p, const Steps& s, const Clock* cl, const FaultWeights& kinds,
-       CallMatrices& out, WalkMemo* walk_memo)
-      : policy(p), steps(s), clock(cl), k(bad.size()), c(out) {
-    d_bad = Mat(bad.asDiagonal());
-    d_good = Mat(Eigen::VectorXd(Eigen::VectorXd::Ones(k) - bad).asDiagonal());
-    // Positivity is tracked on 0/1 patterns, not on the probabilities, so a
-    // path whose probability underflows still counts towards the worst case.
-    bad_pattern = positive_pattern(d_bad);
-    good_exit = d_good * step_of(steps.gap(std::nullopt)).value;
-    good_exit_pattern = positive_pattern(good_exit);
+  Walk(const Route& route, const Policy& p, const Steps& s, CallMatrices& out, WalkMemo* walk_memo)
+      : policy(p), steps(s), clock(route.lanes.front().clock), k(route.lanes.front().bad.size()),
+        after(route.lanes.size() > 1 ? route.after : std::numeric_limits<int>::max()), c(out) {
+    RELSIM_ASSERT(!route.lanes.empty() && route.lanes.size() <= 2);
+    for (const Lane& lane : route.lanes) {
+      RELSIM_ASSERT(lane.bad.size() == k && (lane.clock == nullptr) == (clock == nullptr));
+      LaneData d;
+      d.d_bad = Mat(lane.bad.asDiagonal());
+      d.d_good = Mat(Eigen::VectorXd(Eigen::VectorXd::Ones(k) - lane.bad).asDiagonal());
+      // Positivity is tracked on 0/1 patterns, not on the probabilities, so a
+      // path whose probability underflows still counts towards the worst case.
+      d.bad_pattern = positive_pattern(d.d_bad);
+      d.good_exit = d.d_good * step_of(steps.gap(std::nullopt)).value;
+      d.good_exit_pattern = positive_pattern(d.good_exit);
+      const double total = lane.kinds.total();
+      RELSIM_ASSERT(total > 0.0);
+      for (int kind = 0; kind < kFaultKinds; ++kind)
+        d.weight.push_back(lane.kinds.weight[static_cast<std::size_t>(kind)] / total);
+      d.clock = lane.clock;
+      lanes.push_back(std::move(d));
+    }
     ones = Vec::Ones(k);
     attempts = Vec::Zero(k);
     bad_attempts = Vec::Zero(k);
     seconds = Vec::Zero(k);
     fail_exit = Mat::Zero(k, k);
     advance_seconds = Mat::Zero(k, k);
-    const double total = kinds.total();
-    RELSIM_ASSERT(total > 0.0);
-    for (int kind = 0; kind < kFaultKinds; ++kind) weight.push_back(kinds.weight[static_cast<std::size_t>(kind)] / total);
+    // The memo is keyed by one set of kinds: a walk with a fallback keeps none.
+    RELSIM_ASSERT(walk_memo == nullptr || lanes.size() == 1);
     if (walk_memo) use_memo(walk_memo->impl());
   }
+
+  const LaneData& lane_at(int used) const { return lanes[used < after ? 0 : 1]; }
 
   // Replays the memo's reactions when it was recorded for this policy and
   // these kinds; else starts it over for them.
   void use_memo(WalkMemo::Impl& m) {
     std::array<bool, kFaultKinds> weighted{};
+    const std::vector<double>& weight = lanes.front().weight;
     for (int kind = 0; kind < kFaultKinds; ++kind) weighted[static_cast<std::size_t>(kind)] = weight[static_cast<std::size_t>(kind)] > 0.0;
     memo = &m;
     replay = m.valid && m.kind == policy.kind && m.r == policy.r && m.s == policy.s && m.B == policy.B &&
@@ -146,10 +168,13 @@ struct Walk {
   // One call state at `used` requests: its good request, then each fault kind.
   void visit(const CallState& state, const Node& node, Layer& next, Mat& succeed) {
     const int used = state.used;
+    const LaneData& lane = lane_at(used);
+    const Mat& d_good = lane.d_good;
+    const Mat& good_exit = lane.good_exit;
     attempts += node.reach * ones;
     succeed += node.reach * good_exit;
     if (clock) {
-      const double good_seconds = clock->duration(std::nullopt);
+      const double good_seconds = lane.clock->duration(std::nullopt);
       seconds += good_seconds * (node.reach * d_good * ones);
       if (clock->track_done) advance_seconds.noalias() += (node.time_reach + good_seconds * node.reach) * good_exit;
       for (const auto& [t, m] : node.by_micros)
@@ -157,25 +182,27 @@ struct Walk {
     }
     // Path counts, put back to 0/1 so that they cannot overflow.
     const Mat pattern = positive_pattern(node.pattern);
-    const Mat finish = pattern * good_exit_pattern;
+    const Mat finish = pattern * lane.good_exit_pattern;
     for (Eigen::Index i = 0; i < k; ++i)
       for (Eigen::Index j = 0; j < k; ++j)
         if (finish(i, j) > 0.0) c.most_on_success(i, j) = used + 1;
     // Shared by every fault kind of this node.
-    const Mat reach_bad = node.reach * d_bad;
-    const Bad bad{reach_bad, pattern * bad_pattern, reach_bad * ones};
+    const Mat reach_bad = node.reach * lane.d_bad;
+    const Bad bad{reach_bad, pattern * lane.bad_pattern, reach_bad * ones};
     bad_attempts += bad.mass;
     for (int kind = 0; kind < kFaultKinds; ++kind) {
-      const double w = weight[static_cast<std::size_t>(kind)];
-      if (w > 0.0) visit_fault(state, node, bad, static_cast<FaultKind>(kind), w, next);
+      const double w = lane.weight[static_cast<std::size_t>(kind)];
+      if (w > 0.0) visit_fault(state, node, lane, bad, static_cast<FaultKind>(kind), w, next);
     }
   }
 
-  void visit_fault(const CallState& state, const Node& node, const Bad& bad, FaultKind kind, double w, Layer& next) {
+  void visit_fault(const CallState& state, const Node& node, const LaneData& lane, const Bad& bad, FaultKind kind,
+                   double w, Layer& next) {
     const int used = state.used;
+    const Mat& d_bad = lane.d_bad;
     const Reaction re = reaction(state, kind);
     RELSIM_ASSERT(!re.call_done);
-    const double duration = clock ? clock->duration(kind) : 0.0;
+    const double duration = clock ? lane.clock->duration(kind) : 0.0;
     if (clock) seconds += (w * duration) * bad.mass;
     if (re.ended) {
       accumulate(ends, std::pair{index_of(*re.ended), used + 1}, Mat(w * bad.reach));
@@ -278,9 +305,13 @@ Steps discrete_steps(const Chain& chain) {
 
 CallMatrices call_matrices(const Eigen::VectorXd& bad, const Policy& policy, const FaultWeights& kinds,
                            const Steps& steps, const Clock* clock, WalkMemo* memo) {
+  return call_matrices(Route{{Lane{bad, kinds, clock}}, 0}, policy, steps, memo);
+}
+
+CallMatrices call_matrices(const Route& route, const Policy& policy, const Steps& steps, WalkMemo* memo) {
   CallMatrices c;
-  if (bad.size() == 2) Walk<Eigen::Matrix2d>(bad, policy, steps, clock, kinds, c, memo).run();
-  else Walk<Eigen::MatrixXd>(bad, policy, steps, clock, kinds, c, memo).run();
+  if (route.lanes.front().bad.size() == 2) Walk<Eigen::Matrix2d>(route, policy, steps, c, memo).run();
+  else Walk<Eigen::MatrixXd>(route, policy, steps, c, memo).run();
   return c;
 }
 

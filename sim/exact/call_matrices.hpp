@@ -97,6 +97,23 @@ struct CallMatrices {
 CallMatrices call_matrices(const Eigen::VectorXd& bad, const Policy& policy, const FaultWeights& kinds,
                            const Steps& steps, const Clock* clock = nullptr, WalkMemo* memo = nullptr);
 
+// A provider a call's requests go to (fallback.hpp): P(request bad | hidden
+// state), the kinds of its bad requests and (time mode, cost) its clock.
+struct Lane {
+  Eigen::VectorXd bad;
+  FaultWeights kinds;
+  const Clock* clock = nullptr;  // every lane has one, or none does
+};
+// Where a call's requests go: its first `after` to lanes[0], the rest to
+// lanes[1] when there is one. The steps between requests are the same for
+// both: the hidden state holds both providers'.
+struct Route {
+  std::vector<Lane> lanes;
+  int after = 0;
+};
+// The same walk over a route; `memo` only with one lane.
+CallMatrices call_matrices(const Route& route, const Policy& policy, const Steps& steps, WalkMemo* memo = nullptr);
+
 }  // namespace relsim::exact_detail
 
 namespace relsim {

@@ -2,6 +2,9 @@
 #include "exact/cost.hpp"
 
 #include <optional>
+#include <vector>
+
+#include "relsim/core/fallback.hpp"
 
 #include "relsim/core/error.hpp"
 #include "exact/exact_internal.hpp"
@@ -14,9 +17,20 @@ namespace {
 // thousandths of a dollar, a cost is kept to the nano-dollar.
 constexpr double kUnitsPerUsd = 1e3;
 
+// What each request of a provider billed so is billed, on the walk's clock.
+Clock billing_clock(const Billing& billing, bool distribution) {
+  Clock clock;
+  for (int kind = 0; kind < kFaultKinds; ++kind)
+    clock.seconds[static_cast<std::size_t>(kind)] = billing.request_cost(static_cast<FaultKind>(kind)) * kUnitsPerUsd;
+  clock.seconds[kFaultKinds] = billing.request_cost(std::nullopt) * kUnitsPerUsd;
+  clock.track_done = true;
+  clock.track_times = distribution;
+  return clock;
+}
+
 }  // namespace
 
-void add_cost(const Eigen::VectorXd& bad, const Policy& policy, const ExactOptions& options, const Steps& steps,
+void add_cost(const Route& route, const Policy& policy, const ExactOptions& options, const Steps& steps,
               const Eigen::RowVectorXd& start, ExactResult& out) {
   RELSIM_ASSERT(options.billing.has_value());
   if (options.tools)
@@ -24,13 +38,12 @@ void add_cost(const Eigen::VectorXd& bad, const Policy& policy, const ExactOptio
                      "out one of them");
   const Billing& billing = *options.billing;
   validate(billing);
-  Clock clock;
-  for (int kind = 0; kind < kFaultKinds; ++kind)
-    clock.seconds[static_cast<std::size_t>(kind)] = billing.request_cost(static_cast<FaultKind>(kind)) * kUnitsPerUsd;
-  clock.seconds[kFaultKinds] = billing.request_cost(std::nullopt) * kUnitsPerUsd;
-  clock.track_done = true;
-  clock.track_times = options.distribution;
-  const Eigen::Index k = bad.size();
+  const std::vector<Clock> clocks{
+      billing_clock(billing, options.distribution),
+      billing_clock(options.fallback ? second_billing(billing, *options.fallback) : billing, options.distribution)};
+  Route billed_route = route;
+  for (std::size_t i = 0; i < billed_route.lanes.size(); ++i) billed_route.lanes[i].clock = &clocks[i];
+  const Eigen::Index k = route.lanes.front().bad.size();
   const Eigen::MatrixXd no_wait = Eigen::MatrixXd::Zero(k, k);
   Steps billed;
   billed.retry = [&steps, &no_wait](FaultKind kind, const CallState& from, const CallState& to) {
@@ -41,7 +54,7 @@ void add_cost(const Eigen::VectorXd& bad, const Policy& policy, const ExactOptio
     return step;
   };
   billed.gap = steps.gap;
-  const CallMatrices c = call_matrices(bad, policy, options.kinds, billed, &clock);
+  const CallMatrices c = call_matrices(billed_route, policy, billed);
   const Totals t = totals(c, start, policy.n, false, 0.0);
   CostResult cost;
   cost.billing = billing;

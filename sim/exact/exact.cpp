@@ -328,10 +328,11 @@ ExactResult exact_matrix_from(const Chain& chain, const Eigen::RowVectorXd& star
   validate(policy);
   if (options.tools) validate(options.tools->faults);
   RELSIM_ASSERT(start.size() == chain.states());
+  if (options.fallback) throw InputError("fallback-after: a fallback needs the model of both providers (exact_matrix)");
   const exact_detail::Steps steps = exact_detail::discrete_steps(chain);
   const exact_detail::CallMatrices c = exact_detail::call_matrices(chain.bad, policy, options.kinds, steps);
   ExactResult out = exact_detail::result_from(c, start, policy, options, 0.0);
-  if (options.billing) exact_detail::add_cost(chain.bad, policy, options, steps, start, out);
+  if (options.billing) exact_detail::add_cost(exact_detail::Route{{{chain.bad, options.kinds}}, 0}, policy, options, steps, start, out);
   return out;
 }
 
@@ -343,8 +344,24 @@ Eigen::RowVectorXd continuous_start(const Chain& chain, const Policy& policy, co
 }
 
 ExactResult exact_matrix(const Model& model, const Policy& policy, const ExactOptions& options) {
-  const Chain chain = gilbert_chain(model);
   validate(policy);
+  if (options.fallback) validate(*options.fallback, policy);
+  if (options.fallback && options.tools)
+    throw InputError("fallback-after: a fallback does not cover tool calls (--tool-faults) yet; leave out one of them");
+  if (options.fallback && options.walk_memo)
+    throw InputError("fallback-after: a fallback is not searched by relsim tune yet");
+  // With a fallback the hidden state holds both providers' (fallback.hpp).
+  exact_detail::Route route;
+  Chain chain;
+  if (options.fallback) {
+    FallbackChain both = fallback_chain(model, *options.fallback);
+    chain = std::move(both.chain);
+    route = exact_detail::Route{{{chain.bad, options.kinds}, {both.second_bad, options.fallback->kinds}},
+                                options.fallback->after};
+  } else {
+    chain = gilbert_chain(model);
+    route = exact_detail::Route{{{chain.bad, options.kinds}}, 0};
+  }
   if (options.tools) validate(options.tools->faults);
   if (options.tools && model.chain == ChainScope::continuous)
     throw InputError("chain = continuous: tool calls (--tool-faults) are not supported yet with the continuous chain "
@@ -352,12 +369,13 @@ ExactResult exact_matrix(const Model& model, const Policy& policy, const ExactOp
   // One set of call matrices for the continuous scope's start and the task
   // itself (continuous_start and exact_matrix_from would each make their own).
   const exact_detail::Steps steps = exact_detail::discrete_steps(chain);
-  const exact_detail::CallMatrices c = exact_detail::call_matrices(chain.bad, policy, options.kinds, steps);
+  const exact_detail::CallMatrices c = exact_detail::call_matrices(route, policy, steps);
   const Eigen::RowVectorXd start = model.chain == ChainScope::fresh
                                        ? Eigen::RowVectorXd(chain.initial)
                                        : exact_detail::continuous_start_of(c, chain.initial, policy.n);
   ExactResult out = exact_detail::result_from(c, start, policy, options, 0.0);
-  if (options.billing) exact_detail::add_cost(chain.bad, policy, options, steps, start, out);
+  if (options.billing) exact_detail::add_cost(route, policy, options, steps, start, out);
+  out.fallback = options.fallback;
   return out;
 }
 
@@ -402,6 +420,17 @@ std::optional<double> independent_success(double p, const Policy& policy, const 
   // G (1 + C + ... + C^r), summed directly: C may be 1 (p = 1 with no other kind).
   double call = 0.0, term = good;
   for (int k = 0; k <= policy.r; ++k, term *= retried) call += term;
+  return std::pow(call, static_cast<double>(policy.n));
+}
+
+std::optional<double> independent_fallback_success(const Model& model, const Policy& policy, const FaultWeights& kinds,
+                                                   const Fallback& fallback) {
+  const auto fatal = [](const FaultWeights& w) { return w.weight[static_cast<std::size_t>(FaultKind::http_400)] > 0.0; };
+  if (policy.kind != PolicyKind::simple || !model.independent() || !fallback.second.independent() ||
+      fallback.correlated() || fatal(kinds) || fatal(fallback.kinds))
+    return std::nullopt;
+  const int first = std::min(fallback.after, policy.r + 1);
+  const double call = 1.0 - std::pow(model.p, first) * std::pow(fallback.second.p, policy.r + 1 - first);
   return std::pow(call, static_cast<double>(policy.n));
 }
 

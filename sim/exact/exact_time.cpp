@@ -73,6 +73,9 @@ ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactO
   validate(time);
   validate(policy);
   if (options.tools) throw InputError("tool-faults: time mode (--t-good, --t-bad) does not support tool calls yet");
+  if (options.fallback)
+    throw InputError("fallback-after: time mode (--t-good, --t-bad) does not cover a fallback yet; use the step model "
+                     "(--p, --q)");
   TimeSteps cache(time, options.done_seconds);
   exact_detail::Steps steps;
   steps.retry = [&cache](FaultKind kind, const CallState& from, const CallState& to) {
@@ -93,7 +96,8 @@ ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactO
   ExactResult out = exact_detail::result_from(c, start, policy, options, time.think_seconds);
   out.timed = true;
   if (clock.track_times) exact_detail::seconds_distribution(c, start, policy, time.think_seconds, options, out);
-  if (options.billing) exact_detail::add_cost(time.chain.bad, policy, options, steps, start, out);
+  if (options.billing)
+    exact_detail::add_cost(exact_detail::Route{{{time.chain.bad, options.kinds}}, 0}, policy, options, steps, start, out);
   return out;
 }
 

@@ -135,10 +135,15 @@ void tool_rows(const Row& row, const ExactResult& result) {
 // USD with enough digits for a fraction of a cent.
 std::string usd(double x) { return std::isnan(x) ? std::string("none") : fmt::format("${:.6g}", x); }
 
-void cost_rows(const Row& row, const CostResult& cost) {
+void cost_rows(const Row& row, const CostResult& cost, const std::optional<Fallback>& fallback) {
   const Billing& b = cost.billing;
   row("billing", fmt::format("{:.0f} tokens in at ${}/M, {:.0f} out at ${}/M; a good request {}", b.input_tokens,
                              b.price_in, b.output_tokens, b.price_out, usd(b.request_cost(std::nullopt))));
+  if (fallback) {
+    const Billing two = second_billing(b, *fallback);
+    row("  second provider", fmt::format("in at ${}/M, out at ${}/M; a good request {}", two.price_in, two.price_out,
+                                         usd(two.request_cost(std::nullopt))));
+  }
   row("  breaks bill", fmt::format("{} of the output (docs/model.md, Cost)", break_at_string(b.break_at)));
   row("mean cost", fmt::format("{} a task, {} a done task", usd(cost.mean), usd(cost.mean_done)));
   row("cost p50, p90, p99", cost.complete ? fmt::format("{}, {}, {}", usd(cost.quantiles.p50), usd(cost.quantiles.p90),
@@ -158,7 +163,7 @@ void outcome_rows(const Row& row, const ExactResult& result) {
   if (!std::isnan(result.mean_bad_requests))
     row("fault share", fmt::format("{:.6g}  (E[bad requests] / E[requests]: the share of sent requests that fail)",
                                    result.fault_share()));
-  if (result.cost) cost_rows(row, *result.cost);
+  if (result.cost) cost_rows(row, *result.cost, result.fallback);
   if (!result.distribution_complete) {
     row("requests quantiles", result.tools ? "not computed with tool calls: relsim simulate estimates them"
                                            : "not computed: the distribution is too large here (raise --distribution-work)");
@@ -189,6 +194,15 @@ std::string durations_words(const TimeModel& time) {
       faults += fmt::format("{}{} {} s", faults.empty() ? "" : ", ", to_string(static_cast<FaultKind>(k)),
                             time.fault_seconds[static_cast<std::size_t>(k)]);
   return fmt::format("{} s{}", time.request_seconds, faults.empty() ? "" : fmt::format(" (faults: {})", faults));
+}
+
+std::string fallback_words(const Model& model, const Fallback& fb) {
+  std::string s = fmt::format("after {} failed request{} of a call, to p2 = {:.6g}, q2 = {:.6g} ({})", fb.after,
+                              fb.after == 1 ? "" : "s", fb.second.p, fb.second.q, to_string(fb.kinds));
+  if (fb.correlated())
+    s += fmt::format("; shared outage p = {:.6g}, q = {:.6g}: bad shares {:.6g} and {:.6g}", fb.shared.p, fb.shared.q,
+                     marginal_p(model.p, fb), marginal_p(fb.second.p, fb));
+  return s;
 }
 
 // The independent formula's value (null for a policy it does not cover) and row.
@@ -269,6 +283,20 @@ OutcomeQuantiles requests_quantiles(const ExactResult& result) {
   return outcome_quantiles(done, failed);
 }
 
+Json fallback_json(const Model& model, const Fallback& fb) {
+  Json j{{"after", fb.after},
+         {"p2", fb.second.p},
+         {"q2", fb.second.q},
+         {"kinds2", to_string(fb.kinds)},
+         {"shared_p", fb.shared.p},
+         {"shared_q", fb.correlated() ? Json(fb.shared.q) : Json(nullptr)},
+         {"p_marginal", marginal_p(model.p, fb)},
+         {"p2_marginal", marginal_p(fb.second.p, fb)}};
+  j["price_in2"] = fb.price_in ? Json(*fb.price_in) : Json(nullptr);
+  j["price_out2"] = fb.price_out ? Json(*fb.price_out) : Json(nullptr);
+  return j;
+}
+
 Json billing_json(const Billing& b, const FaultWeights& kinds) {
   Json each = Json::object();
   each["ok"] = b.request_cost(std::nullopt);
@@ -283,9 +311,20 @@ Json exact_json(const Model& model, const Policy& policy, const FaultWeights& ki
   const BurstShape shape = burst_shape(model);
   j["mean_burst_length"] = shape.mean_burst;
   j["mean_gap"] = shape.mean_gap;
-  j["independent"] = independent_json(model.p, policy, kinds);
+  if (result.fallback) {
+    j["fallback"] = fallback_json(model, *result.fallback);
+    const std::optional<double> f = independent_fallback_success(model, policy, kinds, *result.fallback);
+    j["independent"] = f ? Json(*f) : Json(nullptr);
+  } else {
+    j["independent"] = independent_json(model.p, policy, kinds);
+  }
   add_result_fields(j, policy, result);
   if (result.cost) add_cost_fields(j, result, kinds);
+  if (result.cost && result.fallback) {
+    const Billing second = second_billing(result.cost->billing, *result.fallback);
+    j["billing"]["price_in2"] = second.price_in;
+    j["billing"]["price_out2"] = second.price_out;
+  }
   return j;
 }
 
@@ -367,8 +406,13 @@ std::string exact_table(const Model& model, const Policy& policy, const FaultWei
   s += fmt::format("relsim exact ({})\n", result.method);
   for (const auto& named : model_rows(model, std::string(to_string(model.chain)))) row(named.first, named.second);
   row("policy", describe(policy));
+  if (result.fallback) row("fallback", fallback_words(model, *result.fallback));
   result_rows(row, result);
-  independent_row(row, model.p, policy, kinds);
+  if (!result.fallback) {
+    independent_row(row, model.p, policy, kinds);
+  } else if (const auto f = independent_fallback_success(model, policy, kinds, *result.fallback)) {
+    row("independent formula", fmt::format("{:.12g}  (1 - p^K p2^(r+1-K))^n", *f));
+  }
   outcome_rows(row, result);
   requests_rows(s, result, max_rows);
   return s;

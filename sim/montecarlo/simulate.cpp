@@ -131,6 +131,12 @@ SimResult simulate_share(const Model& model, const Policy& policy, const SimConf
   if (config.billing && model.chain == ChainScope::continuous)
     throw InputError("chain = continuous: the simulated cost per task (--price-in, --price-out) covers the fresh "
                      "scope only yet; use --chain fresh, or relsim exact for the cost");
+  if (config.fallback) validate(*config.fallback, policy);
+  if (config.fallback && model.chain == ChainScope::continuous)
+    throw InputError("chain = continuous: the simulated fallback (--fallback-after) covers the fresh scope only yet; "
+                     "use --chain fresh, or relsim exact");
+  if (config.fallback && config.tools)
+    throw InputError("fallback-after: a fallback does not cover tool calls (--tool-faults) yet; leave out one of them");
   if (config.billing && !config.share.single())
     throw InputError("the simulated cost per task (--price-in, --price-out) runs on one rank only yet: run it "
                      "without mpirun");
@@ -141,7 +147,7 @@ SimResult simulate_share(const Model& model, const Policy& policy, const SimConf
   // Tool calls are drawn on the general walk too, and so is a run with
   // prices: the kernels count requests, not what each costs.
   if (policy.kind != PolicyKind::simple || config.kinds.weight[static_cast<std::size_t>(FaultKind::http_400)] > 0.0 ||
-      config.tools || config.billing) {
+      config.tools || config.billing || config.fallback) {
     SimResult walked = detail::simulate_policy(model, policy, config, scheme, hook);
     walked.kernel = "walk";
     return walked;

@@ -12,6 +12,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/parallel/for_each_unit.hpp"
+#include "montecarlo/fallback_walk.hpp"
 #include "montecarlo/kernel.hpp"
 #include "montecarlo/policy_walk.hpp"
 #include "relsim/parallel/progress.hpp"
@@ -27,9 +28,11 @@ struct PolicyRun {
   const SimConfig& config;
   const FailTaskHook& hook;
   Progress& progress;
-  // With a billing: what a request costs in nano-dollars, [kind] or
-  // [kFaultKinds] for a good one.
-  std::array<std::int64_t, kFaultKinds + 1> nano{};
+  // With a billing: what a request costs in nano-dollars, [lane][kind] or
+  // [lane][kFaultKinds] for a good one; lane 1 is a fallback's second provider.
+  std::array<std::array<std::int64_t, kFaultKinds + 1>, 2> nano{};
+  // With a fallback: its draws (the task is walked by walk_fallback_task).
+  std::optional<FallbackDraws> fallback;
 
   // Walks task `task` into `tally`; returns whether it ended done.
   bool add_task(SimResult& tally, std::int64_t task, Entry entry) const {
@@ -51,13 +54,18 @@ struct PolicyRun {
       return !step.ended;
     };
     std::int64_t cost = 0;
-    const TaskRunner runner = walk_policy_task(
-        s, policy, config.seed, task, entry,
-        [&](const std::optional<FaultKind>& r, bool sent) {
-          if (sent && r) ++tally.faults[static_cast<std::size_t>(*r)];
-          if (sent) cost += nano[r ? static_cast<std::size_t>(*r) : static_cast<std::size_t>(kFaultKinds)];
-        },
-        after_call);
+    const auto sent_request = [&](const std::optional<FaultKind>& r, int lane) {
+      if (r) ++tally.faults[static_cast<std::size_t>(*r)];
+      cost += nano[static_cast<std::size_t>(lane)][r ? static_cast<std::size_t>(*r) : static_cast<std::size_t>(kFaultKinds)];
+    };
+    const TaskRunner runner =
+        fallback ? walk_fallback_task(*fallback, policy, config.seed, task, sent_request, after_call)
+                 : walk_policy_task(
+                       s, policy, config.seed, task, entry,
+                       [&](const std::optional<FaultKind>& r, bool sent) {
+                         if (sent) sent_request(r, 0);
+                       },
+                       after_call);
     const auto bill = [&](bool done) {
       if (config.billing) ++(done ? tally.cost_done : tally.cost_failed)[cost];
     };
@@ -122,12 +130,17 @@ SimResult simulate_policy(const Model& model, const Policy& policy, const SimCon
   SimResult result = empty_result(bins);
   result.outcomes_by_class = true;
   Progress progress(config.progress);
-  PolicyRun run{s, policy, config, hook, progress};
-  if (config.billing)
-    for (int k = 0; k <= kFaultKinds; ++k)
-      run.nano[static_cast<std::size_t>(k)] = std::llround(
-          config.billing->request_cost(k < kFaultKinds ? std::optional<FaultKind>(static_cast<FaultKind>(k)) : std::nullopt) *
-          1e9);
+  PolicyRun run{s, policy, config, hook, progress, {}, std::nullopt};
+  if (config.billing) {
+    const Billing billing[] = {*config.billing, config.fallback ? second_billing(*config.billing, *config.fallback)
+                                                                : *config.billing};
+    for (std::size_t lane = 0; lane < 2; ++lane)
+      for (int k = 0; k <= kFaultKinds; ++k)
+        run.nano[lane][static_cast<std::size_t>(k)] = std::llround(
+            billing[lane].request_cost(k < kFaultKinds ? std::optional<FaultKind>(static_cast<FaultKind>(k)) : std::nullopt) *
+            1e9);
+  }
+  if (config.fallback) run.fallback = FallbackDraws::make(model, *config.fallback, config.kinds);
   const bool fresh = model.chain == ChainScope::fresh;
   const std::int64_t units = fresh ? (config.tasks + kChunk - 1) / kChunk : config.lanes;
   const std::pair<std::int64_t, std::int64_t> range = config.share.range(units);

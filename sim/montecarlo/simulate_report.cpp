@@ -172,6 +172,7 @@ SimulateCheck simulate_and_check(const SimulateSetup& setup, const std::function
     r.sim = simulate(setup.model, setup.policy, setup.config);
     if (simulated) simulated();
     exact_options.billing = setup.config.billing;
+    exact_options.fallback = setup.config.fallback;
     const ExactResult exact = exact_matrix(setup.model, setup.policy, exact_options);
     if (exact.cost) r.cost = cost_estimate(r.sim, *exact.cost, setup.confidence);
     r.exact = exact.success;
@@ -194,6 +195,7 @@ Json simulate_json(const SimulateSetup& setup, const SimulateCheck& r) {
   Json j = setup.time ? time_head_json(setup.chain_json, *setup.time, policy) : model_json(setup.model, policy);
   j["lanes"] = setup.config.lanes;
   j["policy"] = std::string(to_string(policy.kind));
+  if (setup.config.fallback) j["fallback"] = fallback_json(setup.model, *setup.config.fallback);
   if (policy.kind != PolicyKind::simple) j["s"] = policy.s;
   if (policy.kind == PolicyKind::budgeted) j["B"] = policy.B;
   j["seed"] = setup.config.seed;

@@ -56,7 +56,13 @@ enum class Stream : std::uint32_t {
   // The MCP tools server's shared result queues (tools/result_queue.hpp), in
   // order shuffled: one uniform per take from a queue, which pending result.
   tool_queue = 15,
-  // 16 and up: free.
+  // A fallback to a second provider (core/fallback.hpp; the simulator's
+  // montecarlo/fallback_walk.hpp): three uniforms per request of a task,
+  // whether the first provider's, the second's and the shared outage's
+  // chains are bad at it, and one word per request for the kind of a bad one.
+  fallback_chain = 16,
+  fallback_kind = 17,
+  // 18 and up: free.
 };
 
 // Philox4x32's multipliers and Weyl key increments (Salmon et al. 2011,

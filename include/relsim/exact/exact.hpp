@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "relsim/core/billing.hpp"
+#include "relsim/core/fallback.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
@@ -98,6 +99,8 @@ struct ExactResult {
 
   // With ExactOptions::billing: what the tasks cost.
   std::optional<CostResult> cost;
+  // With ExactOptions::fallback: the fallback the result is for.
+  std::optional<Fallback> fallback;
 
   // Time mode (exact_time) only.
   bool timed = false;
@@ -158,6 +161,11 @@ struct ExactOptions {
   // mean over the tasks that end done and (with `distribution`) its
   // distribution. Not with tool calls.
   std::optional<Billing> billing;
+  // When given, a call moves to a second provider after `after` failed
+  // requests (docs/model.md, Fallback): the engine works on the product of
+  // the providers' chains. The matrix engine's discrete chain only, without
+  // tool calls or a walk memo (InputError otherwise).
+  std::optional<Fallback> fallback;
 };
 
 // The engine: dynamic programming over (hidden state, call, call state) with
@@ -195,6 +203,13 @@ Quantiles seconds_quantiles(const std::vector<SecondsBin>& bins);
 // policies, which this form does not cover.
 std::optional<double> independent_success(double p, const Policy& policy,
                                           const FaultWeights& kinds = FaultWeights::in_stream_uniform());
+// With a fallback after K requests (docs/model.md, Fallback): P(success)
+// when both providers fail independently of each other and from request to
+// request (q = p, q2 = p2, no shared outage), under the simple policy, with
+// no fatal kind on either: (1 - p^K p2^(r+1-K))^n. nullopt otherwise.
+std::optional<double> independent_fallback_success(const Model& model, const Policy& policy, const FaultWeights& kinds,
+                                                   const Fallback& fallback);
+
 // The form independent_success takes for `policy` and `kinds`, as the table
 // prints it: "(1 - p^(r+1))^n" when the stream layer retries every kind, the
 // general one otherwise, "" when it does not cover the policy.

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "relsim/core/billing.hpp"
+#include "relsim/core/fallback.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
@@ -76,6 +77,11 @@ struct SimConfig {
   // cost_failed. Runs on the general walk; fresh scope, one rank only
   // (InputError otherwise).
   std::optional<Billing> billing;
+  // A second provider after `after` failed requests of a call (docs/model.md,
+  // Fallback): each request's three chains drawn step by step from
+  // Stream::fallback_chain (docs/methods.md). Runs on the general walk; fresh
+  // scope only (InputError otherwise).
+  std::optional<Fallback> fallback;
   // The fresh scope's kernel; InputError when the CPU lacks the one named.
   Kernel kernel = Kernel::automatic;
 };

@@ -1,0 +1,52 @@
+#pragma once
+// A second provider (docs/model.md, Fallback): after `after` failed requests
+// of a call on the first provider, the call's remaining requests, up to its
+// retry limit, go to the second. Each provider has its own fault chain,
+// kinds and prices; an optional shared outage chain, when bad, fails both
+// (regions of one provider often go down together).
+#include <optional>
+
+#include <Eigen/Dense>
+
+#include "relsim/core/billing.hpp"
+#include "relsim/core/faults.hpp"
+#include "relsim/core/model.hpp"
+#include "relsim/core/policy.hpp"
+
+namespace relsim {
+
+struct Fallback {
+  int after = 1;  // K: the call's first K requests go to the first provider
+  // The second provider's chain: p and q (its b, g and scope are the first's).
+  Model second;
+  FaultWeights kinds = FaultWeights::in_stream_uniform();  // of the second provider's bad requests
+  // Its prices per million tokens (the tokens and break positions are the first's).
+  std::optional<double> price_in, price_out;
+  // The shared outage chain's p and q; p = 0 is independent providers.
+  Model shared;
+
+  bool correlated() const { return shared.p > 0.0; }
+};
+
+// Throws InputError naming the bad value and its valid range: after in
+// [1, the policy's most requests per call], the second and shared chains
+// valid models, prices as Billing's.
+void validate(const Fallback& fallback, const Policy& policy);
+
+// The billing of the second provider's requests: `first` at its own prices.
+Billing second_billing(const Billing& first, const Fallback& fallback);
+
+// The product chain of the two providers (and the shared one): each ticks on
+// the same steps, the first's b and g for both. State index own1 + 2 own2
+// (+ 4 shared when correlated), so 4 or 8 states. `bad` of the chain is the
+// first provider's emissions; `second_bad` the second's.
+struct FallbackChain {
+  Chain chain;
+  Eigen::VectorXd second_bad;
+};
+FallbackChain fallback_chain(const Model& first, const Fallback& fallback);
+
+// A provider's long-run share of bad requests: 1 - (1 - p)(1 - p_shared).
+double marginal_p(double p, const Fallback& fallback);
+
+}  // namespace relsim

@@ -1,0 +1,92 @@
+// The fallback to a second provider (fallback.hpp; docs/model.md, Fallback).
+#include "relsim/core/fallback.hpp"
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "relsim/core/error.hpp"
+
+namespace relsim {
+namespace {
+
+// The Kronecker product of two row-stochastic matrices (or row vectors):
+// the two chains step together, independently.
+Eigen::MatrixXd kron(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  Eigen::MatrixXd out(a.rows() * b.rows(), a.cols() * b.cols());
+  for (Eigen::Index i = 0; i < a.rows(); ++i)
+    for (Eigen::Index j = 0; j < a.cols(); ++j) out.block(i * b.rows(), j * b.cols(), b.rows(), b.cols()) = a(i, j) * b;
+  return out;
+}
+
+// The chains here put state 0 good and 1 bad; the index of the product state
+// is own1 + 2 own2 + 4 shared, so the first factor is the last one kron'd.
+}  // namespace
+
+void validate(const Fallback& fallback, const Policy& policy) {
+  const int most = policy.max_requests_per_call();
+  if (fallback.after < 1 || fallback.after > most)
+    throw InputError(fmt::format("fallback-after = {}: must be a whole number in [1, {}] (the most requests one call "
+                                 "of this policy sends)", fallback.after, most));
+  try {
+    validate(fallback.second);
+  } catch (const InputError& e) {
+    throw InputError(std::string("second provider: ") + e.what());
+  }
+  fallback.kinds.checked_total();
+  if (fallback.correlated()) {
+    try {
+      validate(fallback.shared);
+    } catch (const InputError& e) {
+      throw InputError(std::string("shared outage: ") + e.what());
+    }
+  }
+  for (const auto& [name, price] : {std::pair{"price-in2", fallback.price_in}, std::pair{"price-out2", fallback.price_out}})
+    if (price && !(*price >= 0.0 && *price <= 1e6))
+      throw InputError(fmt::format("{} = {}: must be a price in [0, 1000000] USD per million tokens", name, *price));
+}
+
+Billing second_billing(const Billing& first, const Fallback& fallback) {
+  Billing b = first;
+  if (fallback.price_in) b.price_in = *fallback.price_in;
+  if (fallback.price_out) b.price_out = *fallback.price_out;
+  return b;
+}
+
+FallbackChain fallback_chain(const Model& first, const Fallback& fallback) {
+  Model second = fallback.second;
+  second.b = first.b;
+  second.g = first.g;
+  second.chain = first.chain;
+  const Chain one = gilbert_chain(first), two = gilbert_chain(second);
+  Chain c;
+  c.step = kron(two.step, one.step);
+  c.initial = kron(two.initial, one.initial);
+  c.retry = kron(two.retry, one.retry);
+  c.gap = kron(two.gap, one.gap);
+  if (fallback.correlated()) {
+    Model shared = fallback.shared;
+    shared.b = first.b;
+    shared.g = first.g;
+    const Chain s = gilbert_chain(shared);
+    c.step = kron(s.step, c.step);
+    c.initial = kron(s.initial, c.initial);
+    c.retry = kron(s.retry, c.retry);
+    c.gap = kron(s.gap, c.gap);
+  }
+  const Eigen::Index k = c.step.rows();
+  c.bad.resize(k);
+  Eigen::VectorXd second_bad(k);
+  for (Eigen::Index i = 0; i < k; ++i) {
+    const bool own1 = i & 1, own2 = i & 2, down = i & 4;
+    c.bad(i) = own1 || down ? 1.0 : 0.0;
+    second_bad(i) = own2 || down ? 1.0 : 0.0;
+  }
+  return FallbackChain{std::move(c), std::move(second_bad)};
+}
+
+double marginal_p(double p, const Fallback& fallback) {
+  return fallback.correlated() ? 1.0 - (1.0 - p) * (1.0 - fallback.shared.p) : p;
+}
+
+}  // namespace relsim

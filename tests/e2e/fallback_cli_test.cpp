@@ -1,0 +1,101 @@
+// relsim exact and simulate with a fallback to a second provider
+// (docs/model.md, Fallback): the closed form for independent providers from
+// the command line, simulate within 5 standard errors of exact (success,
+// requests, cost; independent and correlated; every policy) with the same
+// bytes for 1 and 2 threads, and bad input as one line and exit 2.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "support/input_error_cli.hpp"
+#include "support/run.hpp"
+#include "support/run_json.hpp"
+
+namespace fallback_cli_test {
+
+using relsim::test::expect_input_error;
+using relsim::test::json_of;
+using relsim::test::run_relsim;
+using Json = nlohmann::json;
+
+const std::string kPrices =
+    " --input-tokens 20000 --output-tokens 800 --price-in 3 --price-out 15 --price-in2 1 --price-out2 5";
+
+TEST(FallbackCli, IndependentProvidersGiveTheClosedForm) {
+  // p 0.3, p2 0.1, r 2, n 2, K 2: (1 - 0.3^2 x 0.1)^2 = 0.982081.
+  const Json j = json_of("exact --p 0.3 --r 2 --n 2 --fallback-after 2 --p2 0.1 --json");
+  EXPECT_NEAR(j["success"].get<double>(), 0.982081, 1e-12);
+  EXPECT_NEAR(j["independent"].get<double>(), 0.982081, 1e-15);
+  EXPECT_EQ(j["fallback"]["after"], 2);
+  EXPECT_EQ(j["fallback"]["p2_marginal"].get<double>(), 0.1);
+  // K 1 sends every retry to the second: (1 - 0.3 x 0.1^2)^2.
+  EXPECT_NEAR(json_of("exact --p 0.3 --r 2 --n 2 --fallback-after 1 --p2 0.1 --json")["success"].get<double>(),
+              std::pow(1.0 - 0.3 * 0.01, 2), 1e-12);
+  // A correlated outage has no closed form here, and costs success.
+  const Json shared =
+      json_of("exact --p 0.3 --r 2 --n 2 --fallback-after 2 --p2 0.1 --shared-p 0.05 --shared-burst-mean 10 --json");
+  EXPECT_TRUE(shared["independent"].is_null());
+  EXPECT_LT(shared["success"].get<double>(), j["success"].get<double>());
+  EXPECT_NEAR(shared["fallback"]["p_marginal"].get<double>(), 1.0 - 0.7 * 0.95, 1e-15);
+  // The table names the fallback and the second provider's prices.
+  const auto table = run_relsim("exact --p 0.3 --q 0.8 --r 2 --n 2 --fallback-after 2 --p2 0.1" + kPrices);
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("fallback               after 2 failed requests of a call, to p2 = 0.1"), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("second provider      in at $1/M, out at $5/M; a good request $0.024"), std::string::npos)
+      << table.out;
+}
+
+TEST(FallbackCli, SimulateMatchesExactAndIsTheSameForAnyThreadCount) {
+  const std::string cases[] = {
+      "--p 0.3 --q 0.8 --r 2 --n 2 --fallback-after 2 --p2 0.1 --burst-mean2 3",
+      "--p 0.3 --q 0.8 --r 2 --n 2 --fallback-after 1 --p2 0.1 --burst-mean2 3 --shared-p 0.05 --shared-burst-mean 10",
+      "--p 0.2 --q 0.7 --r 1 --n 3 --policy layered --s 2 --b 1 --g 2 --kinds cut=1,http_529=1 --fallback-after 3 "
+      "--p2 0.15 --q2 0.5 --kinds2 stall=1,http_429=1 --shared-p 0.02",
+      "--p 0.25 --burst-mean 4 --r 2 --n 2 --policy budgeted --B 4 --kinds cut=1,http_529=1,http_400=0.1 "
+      "--fallback-after 2 --p2 0.2",
+  };
+  constexpr double kTasks = 100000;
+  for (const std::string& model : cases) {
+    SCOPED_TRACE(model);
+    const std::string sim = "simulate " + model + kPrices + " --tasks 100000 --seed 20261206 --json";
+    const auto one = run_relsim(sim + " --threads 1");
+    const auto two = run_relsim(sim + " --threads 2");
+    ASSERT_EQ(one.code, 0) << one.err;
+    EXPECT_EQ(one.out, two.out);
+    const Json s = Json::parse(one.out);
+    const Json e = json_of("exact " + model + kPrices + " --json");
+    const double p = e["success"].get<double>();
+    EXPECT_EQ(s["exact"].get<double>(), p);
+    EXPECT_NEAR(s["rate"].get<double>(), p, 5.0 * std::sqrt(p * (1.0 - p) / kTasks));
+    EXPECT_NEAR(s["cost_mean"].get<double>(), e["cost_mean"].get<double>(), 5.0 * s["cost_sd"].get<double>() / std::sqrt(kTasks));
+    // Requests per task: at most `most` of them, so their sd is at most most / 2.
+    EXPECT_NEAR(s["requests"].get<double>() / kTasks, e["mean_requests"].get<double>(),
+                5.0 * e["max_requests"].get<double>() / 2.0 / std::sqrt(kTasks));
+    EXPECT_EQ(s["fallback"], e["fallback"]);
+    EXPECT_EQ(s["kernel"], "walk");
+  }
+}
+
+TEST(FallbackCli, BadInputIsOneLineAndExitTwo) {
+  const std::string model = "exact --p 0.3 --q 0.8 --r 2 --n 2";
+  expect_input_error(model + " --p2 0.1", "--p2 needs --fallback-after");
+  expect_input_error(model + " --fallback-after 2", "--fallback-after needs --p2");
+  expect_input_error(model + " --fallback-after 0 --p2 0.1", "fallback-after = 0: must be a whole number in [1, 3]");
+  expect_input_error(model + " --fallback-after 4 --p2 0.1", "fallback-after = 4: must be a whole number in [1, 3]");
+  expect_input_error(model + " --fallback-after 1 --p2 1.2", "second provider: p = 1.2 is out of range");
+  expect_input_error(model + " --fallback-after 1 --p2 0.1 --q2 0.5 --burst-mean2 3", "not both");
+  expect_input_error(model + " --fallback-after 1 --p2 0.6 --q2 0.1", "second provider: q = 0.1 is out of range");
+  expect_input_error(model + " --fallback-after 1 --p2 0.1 --shared-q 0.5", "--shared-q needs --shared-p");
+  expect_input_error(model + " --fallback-after 1 --p2 0.1 --kinds2 cut=-1", "cut");
+  expect_input_error(model + " --fallback-after 1 --p2 0.1 --price-in2 1", "needs the first provider's prices");
+  expect_input_error(model + " --fallback-after 1 --p2 0.1 --method both", "--method matrix only");
+  expect_input_error("exact --t-good 600 --t-bad 60 --r 2 --n 2 --fallback-after 1 --p2 0.1", "time mode");
+  expect_input_error("simulate --p 0.3 --r 2 --n 2 --chain continuous --fallback-after 1 --p2 0.1",
+                     "covers the fresh scope only");
+}
+
+}  // namespace fallback_cli_test

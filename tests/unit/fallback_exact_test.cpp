@@ -1,0 +1,373 @@
+// The fallback to a second provider in the exact engine (docs/model.md,
+// Fallback) against references outside its product chain and its walk:
+//   - closed forms for independent providers under the simple policy: a call
+//     succeeds with 1 - p^K p2^(r+1-K), sends request j + 1 with the product
+//     of the fault rates of the j before it, and is billed at its provider's
+//     prices; 200 random parameter sets, to 1e-12;
+//   - a brute force over every reply sequence, each provider's chain (and the
+//     shared outage's) stepped by its own two-state m-step law written out
+//     by hand, the requests routed by the count TaskRunner keeps: success,
+//     every outcome class, every requests bin, the cost's mean, done mean and
+//     every cost bin, for every policy, independent and correlated, to 1e-12;
+//   - identities: a fallback after the call's last request is no fallback.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "relsim/core/billing.hpp"
+#include "relsim/core/error.hpp"
+#include "relsim/core/fallback.hpp"
+#include "relsim/core/model.hpp"
+#include "relsim/core/policy.hpp"
+#include "relsim/core/time_model.hpp"
+#include "relsim/exact/exact.hpp"
+
+// Named, not anonymous: the unit tests build as unity batches.
+namespace fallback_exact_test {
+
+using namespace relsim;
+
+double rel_err(double got, double want) { return std::abs(got - want) / std::max(1.0, std::abs(want)); }
+
+// Prices in tenths of a cent per million tokens: each request's cost a whole
+// number of nano-dollars, the cost distribution's resolution.
+double random_price(std::mt19937_64& rng) { return std::uniform_int_distribution<int>(0, 100000)(rng) / 1000.0; }
+
+Billing random_billing(std::mt19937_64& rng) {
+  Billing b;
+  b.input_tokens = static_cast<double>(std::uniform_int_distribution<int>(0, 200000)(rng));
+  b.output_tokens = static_cast<double>(std::uniform_int_distribution<int>(0, 20000)(rng));
+  b.price_in = random_price(rng);
+  b.price_out = random_price(rng);
+  return b;
+}
+
+// The mean bill of a bad request of `kinds` (weights normalised).
+double mean_bad_cost(const Billing& billing, const FaultWeights& kinds) {
+  double sum = 0.0;
+  for (int k = 0; k < kFaultKinds; ++k)
+    sum += kinds.weight[static_cast<std::size_t>(k)] * billing.request_cost(static_cast<FaultKind>(k));
+  return sum / kinds.total();
+}
+
+TEST(FallbackExact, IndependentProvidersMatchTheClosedForms) {
+  std::mt19937_64 rng(20261206);
+  double worst = 0.0;
+  for (int i = 0; i < 200; ++i) {
+    Model model;
+    model.p = std::uniform_real_distribution<double>(0.01, 0.9)(rng);
+    model.q = model.p;
+    Policy policy;
+    policy.r = std::uniform_int_distribution<int>(0, 4)(rng);
+    policy.n = std::uniform_int_distribution<int>(1, 8)(rng);
+    Fallback fb;
+    fb.after = std::uniform_int_distribution<int>(1, policy.r + 1)(rng);
+    fb.second.p = std::uniform_real_distribution<double>(0.01, 0.9)(rng);
+    fb.second.q = fb.second.p;
+    fb.price_in = random_price(rng);
+    fb.price_out = random_price(rng);
+    ExactOptions options;
+    options.fallback = fb;
+    options.billing = random_billing(rng);
+    options.distribution = false;  // the means alone: the closed forms give no more
+    const Billing second = second_billing(*options.billing, fb);
+    const ExactResult r = exact_matrix(model, policy, options);
+
+    // One call by hand: request j goes to the first provider while j < K.
+    double call_success = 1.0, call_requests = 0.0, call_cost = 0.0, reach = 1.0, cost_if_done = 0.0;
+    for (int j = 0; j <= policy.r; ++j) {
+      const bool first = j < fb.after;
+      const double p = first ? model.p : fb.second.p;
+      const Billing& bill = first ? *options.billing : second;
+      const double ok = bill.request_cost(std::nullopt), bad = mean_bad_cost(bill, options.kinds);
+      call_requests += reach;
+      call_cost += reach * ((1.0 - p) * ok + p * bad);
+      // Done at request j: j bad ones before it, billed at their providers' prices.
+      double before = 0.0;
+      for (int m = 0; m < j; ++m)
+        before += m < fb.after ? mean_bad_cost(*options.billing, options.kinds) : mean_bad_cost(second, options.kinds);
+      cost_if_done += reach * (1.0 - p) * (before + ok);
+      reach *= p;
+    }
+    call_success -= reach;  // 1 - p^K p2^(r+1-K)
+    EXPECT_LE(std::abs(call_success - (1.0 - std::pow(model.p, fb.after) *
+                                                  std::pow(fb.second.p, policy.r + 1 - fb.after))), 1e-15);
+    double calls = 0.0;  // E[calls sent] = sum_{c < n} S^c
+    for (std::int64_t c = 0; c < policy.n; ++c) calls += std::pow(call_success, static_cast<double>(c));
+    const double success = std::pow(call_success, static_cast<double>(policy.n));
+    const double mean_done = static_cast<double>(policy.n) * cost_if_done / call_success;
+    SCOPED_TRACE(testing::Message() << "case " << i << ": p " << model.p << ", p2 " << fb.second.p << ", K "
+                                    << fb.after << ", r " << policy.r << ", n " << policy.n);
+    ASSERT_TRUE(r.cost.has_value());
+    for (const auto& [got, want] : {std::pair{r.success, success}, std::pair{r.mean_requests, call_requests * calls},
+                                    std::pair{r.cost->mean, call_cost * calls},
+                                    std::pair{r.cost->mean_done, mean_done}}) {
+      EXPECT_LE(rel_err(got, want), 1e-12) << got << " against " << want;
+      worst = std::max(worst, rel_err(got, want));
+    }
+  }
+  RecordProperty("worst_relative_error", (testing::Message() << worst).GetString());
+}
+
+// --- brute force ---------------------------------------------------------------
+
+// A two-state chain's m-step law by hand (Gilbert 1960): with
+// lambda = q - p0, P^m(bad | bad) = p + (1 - p) lambda^m and
+// P^m(bad | good) = p - p lambda^m.
+struct TwoState {
+  double p = 0.0, q = 0.0;
+  double to_bad(bool from_bad, std::int64_t m) const {
+    const double p0 = p * (1.0 - q) / (1.0 - p);
+    const double lambda = std::pow(q - p0, static_cast<double>(m));
+    return from_bad ? p + (1.0 - p) * lambda : p - p * lambda;
+  }
+};
+
+// The joint law of (own1, own2, shared) as an 8-array, index own1 + 2 own2 + 4 shared.
+using Law = std::array<double, 8>;
+
+Law step(const Law& law, const std::array<TwoState, 3>& chains, std::int64_t m) {
+  Law out{};
+  for (int from = 0; from < 8; ++from) {
+    if (law[static_cast<std::size_t>(from)] == 0.0) continue;
+    for (int to = 0; to < 8; ++to) {
+      double w = law[static_cast<std::size_t>(from)];
+      for (int c = 0; c < 3; ++c) {
+        const double bad = chains[static_cast<std::size_t>(c)].to_bad((from >> c) & 1, m);
+        w *= ((to >> c) & 1) ? bad : 1.0 - bad;
+      }
+      out[static_cast<std::size_t>(to)] += w;
+    }
+  }
+  return out;
+}
+
+struct Ending {
+  double probability;
+  std::int64_t requests;
+  double usd;
+  OutcomeClass outcome;
+};
+
+struct Providers {
+  std::array<TwoState, 3> chains;  // first, second, shared (p = 0: never bad)
+  std::int64_t b = 0, g = 0;
+  int after = 1;
+  std::array<std::vector<std::pair<FaultKind, double>>, 2> kinds;  // normalised, per provider
+  std::array<Billing, 2> billing;
+};
+
+void walk(const Providers& s, TaskRunner runner, const Law& law, double usd, std::vector<Ending>& out) {
+  const int lane = runner.state().used < s.after ? 0 : 1;
+  Law good{}, bad{};
+  for (int i = 0; i < 8; ++i) {
+    const bool down = ((i >> lane) & 1) || ((i >> 2) & 1);
+    (down ? bad : good)[static_cast<std::size_t>(i)] = law[static_cast<std::size_t>(i)];
+  }
+  const auto go = [&](std::optional<FaultKind> reply, const Law& mass, double share) {
+    double total = 0.0;
+    Law scaled{};
+    for (int i = 0; i < 8; ++i) total += scaled[static_cast<std::size_t>(i)] = mass[static_cast<std::size_t>(i)] * share;
+    if (!(total > 0.0)) return;
+    TaskRunner next = runner;
+    const double cost = usd + s.billing[static_cast<std::size_t>(lane)].request_cost(reply);
+    if (!next.feed(reply)) {
+      out.push_back({total, next.requests(), cost, next.outcome()});
+      return;
+    }
+    walk(s, next, step(scaled, s.chains, 1 + (reply ? s.b : s.g)), cost, out);
+  };
+  go(std::nullopt, good, 1.0);
+  for (const auto& [kind, share] : s.kinds[static_cast<std::size_t>(lane)]) go(kind, bad, share);
+}
+
+std::int64_t nano(double usd) { return std::llround(usd * 1e9); }
+
+TEST(FallbackExact, BurstyProvidersMatchABruteForceOverBothChainsSequences) {
+  std::mt19937_64 rng(11);
+  const std::vector<FaultKind> pool = {FaultKind::cut,      FaultKind::stall,        FaultKind::overloaded,
+                                       FaultKind::http_529, FaultKind::slow_headers, FaultKind::http_400};
+  const PolicyKind policies[] = {PolicyKind::simple, PolicyKind::naive, PolicyKind::layered, PolicyKind::budgeted};
+  std::size_t paths = 0;
+  double worst = 0.0;
+  for (int i = 0; i < 48; ++i) {
+    Model model;
+    model.p = std::uniform_real_distribution<double>(0.05, 0.45)(rng);
+    model.q = std::uniform_real_distribution<double>(model.p, 0.95)(rng);
+    model.b = i % 2;
+    model.g = (i / 2) % 2;
+    Policy policy;
+    policy.kind = policies[i % 4];
+    policy.n = 1 + i % 3;
+    policy.r = 1 + (i / 4) % 2;
+    policy.s = (i / 8) % 2;
+    policy.B = 3;
+    Fallback fb;
+    fb.after = std::uniform_int_distribution<int>(1, policy.max_requests_per_call())(rng);
+    fb.second.p = std::uniform_real_distribution<double>(0.05, 0.45)(rng);
+    fb.second.q = std::uniform_real_distribution<double>(fb.second.p, 0.95)(rng);
+    if (i % 3 != 0) {  // two in three correlated
+      fb.shared.p = std::uniform_real_distribution<double>(0.02, 0.2)(rng);
+      fb.shared.q = std::uniform_real_distribution<double>(fb.shared.p, 0.9)(rng);
+    }
+    fb.price_in = random_price(rng);
+    fb.price_out = random_price(rng);
+    Providers s;
+    s.chains = {TwoState{model.p, model.q}, TwoState{fb.second.p, fb.second.q}, TwoState{fb.shared.p, fb.shared.q}};
+    s.b = model.b;
+    s.g = model.g;
+    s.after = fb.after;
+    ExactOptions options;
+    options.kinds = FaultWeights{};
+    fb.kinds = FaultWeights{};
+    for (int lane = 0; lane < 2; ++lane) {
+      std::vector<FaultKind> shuffled = pool;
+      std::shuffle(shuffled.begin(), shuffled.end(), rng);
+      FaultWeights& w = lane == 0 ? options.kinds : fb.kinds;
+      double total = 0.0;
+      for (int k = 0; k < 2; ++k) {
+        const double x = std::uniform_real_distribution<double>(0.2, 1.0)(rng);
+        s.kinds[static_cast<std::size_t>(lane)].push_back({shuffled[static_cast<std::size_t>(k)], x});
+        w.weight[static_cast<std::size_t>(shuffled[static_cast<std::size_t>(k)])] = x;
+        total += x;
+      }
+      for (auto& k : s.kinds[static_cast<std::size_t>(lane)]) k.second /= total;
+    }
+    options.billing = random_billing(rng);
+    options.fallback = fb;
+    s.billing = {*options.billing, second_billing(*options.billing, fb)};
+    SCOPED_TRACE(testing::Message() << "case " << i << ": " << to_string(policy.kind) << ", p " << model.p << ", q "
+                                    << model.q << ", p2 " << fb.second.p << ", q2 " << fb.second.q << ", shared p "
+                                    << fb.shared.p << ", K " << fb.after << ", b " << model.b << ", g " << model.g
+                                    << ", n " << policy.n << ", r " << policy.r << ", s " << policy.s);
+    const ExactResult r = exact_matrix(model, policy, options);
+    ASSERT_TRUE(r.cost.has_value() && r.cost->complete && r.distribution_complete);
+
+    // The stationary start, each chain at its own p.
+    Law start{};
+    for (int x = 0; x < 8; ++x) {
+      double w = 1.0;
+      for (int c = 0; c < 3; ++c) w *= ((x >> c) & 1) ? s.chains[static_cast<std::size_t>(c)].p : 1.0 - s.chains[static_cast<std::size_t>(c)].p;
+      start[static_cast<std::size_t>(x)] = w;
+    }
+    std::vector<Ending> ends;
+    walk(s, TaskRunner(policy), start, 0.0, ends);
+    paths += ends.size();
+    double mass = 0.0, mean_req = 0.0, mean_usd = 0.0, done = 0.0, done_usd = 0.0;
+    std::vector<double> outcomes(kOutcomeClasses, 0.0);
+    std::map<std::pair<std::int64_t, Outcome>, double> req_bins, usd_bins;
+    for (const Ending& e : ends) {
+      mass += e.probability;
+      mean_req += e.probability * static_cast<double>(e.requests);
+      mean_usd += e.probability * e.usd;
+      outcomes[static_cast<std::size_t>(index_of(e.outcome))] += e.probability;
+      if (e.outcome.outcome == Outcome::done) {
+        done += e.probability;
+        done_usd += e.probability * e.usd;
+      }
+      req_bins[{e.requests, e.outcome.outcome}] += e.probability;
+      usd_bins[{nano(e.usd), e.outcome.outcome}] += e.probability;
+    }
+    ASSERT_NEAR(mass, 1.0, 1e-12);
+    const auto check = [&worst](double got, double want, const std::string& what) {
+      EXPECT_LE(rel_err(got, want), 1e-12) << what << ": " << got << " against " << want;
+      worst = std::max(worst, rel_err(got, want));
+    };
+    check(r.success, done, "success");
+    for (int o = 0; o < kOutcomeClasses; ++o)
+      check(r.outcomes[static_cast<std::size_t>(o)], outcomes[static_cast<std::size_t>(o)], outcome_class(o).name());
+    check(r.mean_requests, mean_req, "mean requests");
+    check(r.cost->mean, mean_usd, "mean cost");
+    check(r.cost->mean_done, done_usd / done, "mean cost of a done task");
+    std::map<std::pair<std::int64_t, Outcome>, double> engine_req, engine_usd;
+    for (const RequestBin& bin : r.requests) engine_req[{bin.requests, bin.outcome}] += bin.probability;
+    for (const CostBin& bin : r.cost->bins) engine_usd[{nano(bin.usd), bin.outcome}] += bin.probability;
+    for (const auto* pair : {&req_bins, &usd_bins}) {
+      const auto& engine = pair == &req_bins ? engine_req : engine_usd;
+      ASSERT_EQ(engine.size(), pair->size());
+      for (const auto& [key, p] : *pair) {
+        ASSERT_TRUE(engine.count(key)) << key.first << ", " << to_string(key.second);
+        check(engine.at(key), p, "bin " + std::to_string(key.first) + " " + std::string(to_string(key.second)));
+      }
+    }
+  }
+  RecordProperty("paths", std::to_string(paths));
+  RecordProperty("worst_relative_error", (testing::Message() << worst).GetString());
+}
+
+TEST(FallbackExact, AFallbackAfterTheCallsLastRequestIsNoFallback) {
+  Model model;
+  model.p = 0.3;
+  model.q = 0.8;
+  for (const PolicyKind kind : {PolicyKind::simple, PolicyKind::layered}) {
+    Policy policy;
+    policy.kind = kind;
+    policy.n = 3;
+    policy.r = 2;
+    ExactOptions plain;
+    plain.billing = Billing{20000, 800, 3.0, 15.0};
+    ExactOptions with = plain;
+    Fallback fb;
+    fb.after = policy.max_requests_per_call();
+    fb.second.p = 0.9;
+    fb.second.q = 0.95;
+    fb.shared.p = 0.1;
+    fb.shared.q = 0.5;
+    with.fallback = fb;
+    // The shared outage fails the first provider too: leave it out here.
+    with.fallback->shared = Model{};
+    const ExactResult a = exact_matrix(model, policy, plain), b = exact_matrix(model, policy, with);
+    EXPECT_NEAR(a.success, b.success, 1e-14);
+    EXPECT_NEAR(a.mean_requests, b.mean_requests, 1e-13);
+    EXPECT_NEAR(a.cost->mean, b.cost->mean, 1e-13);
+    EXPECT_LE(max_abs_diff(a, b), 1e-14);
+  }
+}
+
+TEST(FallbackExact, ABadFallbackIsRefusedNamingTheValueAndItsRange) {
+  const auto message = [](const Fallback& fb) {
+    Policy policy;
+    policy.r = 2;
+    try {
+      validate(fb, policy);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  Fallback fb;
+  fb.after = 0;
+  EXPECT_NE(message(fb).find("fallback-after = 0: must be a whole number in [1, 3]"), std::string::npos) << message(fb);
+  fb.after = 4;
+  EXPECT_NE(message(fb).find("fallback-after = 4"), std::string::npos) << message(fb);
+  fb.after = 1;
+  fb.second.p = 1.2;
+  EXPECT_NE(message(fb).find("second provider: p = 1.2 is out of range"), std::string::npos) << message(fb);
+  fb.second.p = 0.1;
+  fb.second.q = 0.1;
+  fb.shared.p = 0.5;
+  fb.shared.q = -0.5;
+  EXPECT_NE(message(fb).find("shared outage: q = -0.5"), std::string::npos) << message(fb);
+  fb.shared = Model{};
+  fb.price_out = -3;
+  EXPECT_NE(message(fb).find("price-out2 = -3"), std::string::npos) << message(fb);
+  TimeModel time;
+  time.chain = two_state_time_chain(600.0, 60.0);
+  time.request_seconds = 5.0;
+  ExactOptions options;
+  options.fallback = Fallback{};
+  try {
+    exact_time(time, Policy{}, options);
+    ADD_FAILURE() << "time mode took a fallback";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("fallback-after: time mode"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace fallback_exact_test
