@@ -100,6 +100,8 @@ ExactOptions matrix_options(const ExactArgs& a) {
   mopt.max_distribution_work = a.distribution_work;
   mopt.kinds = a.model.fault_weights();
   mopt.billing = a.billing.parsed();
+  // (--solve and --triage, whose policy may be incomplete, refuse a fallback.)
+  if (a.fallback.after_option->count()) mopt.fallback = a.fallback.parsed(mopt.kinds, a.model.policy());
   return mopt;
 }
 
@@ -161,7 +163,6 @@ int run_exact(const ExactArgs& a) {
   const Policy policy = a.model.policy();
   ExactOptions mopt = matrix_options(a);
   mopt.tools = tools;
-  mopt.fallback = a.fallback.parsed(a.model.fault_weights(), policy);
   const EnumerateOptions eopt{a.max_length, a.threads, a.model.fault_weights()};
   const parallel::Share share = ranks();
   if (a.method != "matrix" && policy.kind != PolicyKind::simple)
@@ -275,14 +276,10 @@ void declare_exact_rules(const ExactArgs& a, const ExactOptionsGiven& o) {
   });
   for (const CLI::Option* other : {o.solve, o.triage})
     refuse_with(a.fallback.after_option, other, "--solve and --triage do not cover a fallback yet: leave out --fallback-after");
-  refuse_when(a.fallback.after_option, a.time.timed_rule(),
-              "--fallback-after: time mode (--t-good, --t-bad) does not cover a fallback yet; use --p and --q");
   refuse_with(a.fallback.after_option, a.tools.faults_option,
               "--fallback-after does not cover tool calls (--tool-faults) yet: leave out one of them");
-  check_value<int>(a.fallback.after_option, [method = o.method](int) {
-    if (!given_text(method).empty() && given_text(method) != "matrix")
-      throw InputError(fmt::format("method = '{}': a fallback is computed by --method matrix only", given_text(method)));
-  });
+  refuse_when(a.fallback.after_option, [m = o.method] { return !given_text(m).empty() && given_text(m) != "matrix"; },
+              "--fallback-after: a fallback is computed by --method matrix only");
   declare_exact_value_rules(a, o);  // after these: their lines come first
 }
 
@@ -309,7 +306,7 @@ Runner add_exact(CLI::App& app) {
   add_time_options(*cmd, args->time);
   add_tool_options(*cmd, args->tools, args->time.timed_rule());
   add_billing_options(*cmd, args->billing);
-  add_fallback_options(*cmd, args->fallback, args->billing.price_in_option);
+  add_fallback_options(*cmd, args->fallback, args->billing.price_in_option, args->time.timed_rule());
   args->target_option = cmd->add_option("--target", args->target,
                                         "with --solve: the P(success) to reach, in (0, 1]");
   auto* solve = cmd->add_option("--solve", args->solve,

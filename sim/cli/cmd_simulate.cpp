@@ -141,7 +141,7 @@ Runner add_simulate(CLI::App& app) {
   refuse_when(args->billing.price_in_option, args->time.timed_rule(),
               "simulate in time mode has no cost per task yet: relsim exact gives it exactly (leave out the time "
               "options here, or the prices)");
-  add_fallback_options(*cmd, args->fallback, args->billing.price_in_option);
+  add_fallback_options(*cmd, args->fallback, args->billing.price_in_option, args->time.timed_rule());
   refuse_when(args->fallback.after_option, args->time.timed_rule(),
               "--fallback-after: time mode (--t-good, --t-bad) does not cover a fallback yet; use --p and --q");
   refuse_with(args->fallback.after_option, args->tools.faults_option,

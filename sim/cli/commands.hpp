@@ -174,26 +174,26 @@ struct BillingArgs {
 // --break-at (whose default is the mock server's break positions).
 void add_billing_options(CLI::App& cmd, BillingArgs& args);
 
-// --fallback-after --p2 --q2 --burst-mean2 --kinds2 --price-in2 --price-out2
-// --shared-p --shared-q --shared-burst-mean: a second provider (fallback.hpp;
-// docs/model.md, Fallback), for exact and simulate.
+// --fallback-after and the second provider's chain (in steps or seconds), kinds
+// and prices (fallback.hpp; docs/model.md, Fallback), for exact and simulate.
 struct FallbackArgs {
   int after = 1;
   double p2 = 0.0, q2 = 0.0, burst_mean2 = 0.0;
   std::string kinds2;
   double price_in2 = 0.0, price_out2 = 0.0;
-  double shared_p = 0.0, shared_q = 0.0, shared_burst_mean = 0.0;
-  CLI::Option *after_option = nullptr, *p2_option = nullptr, *q2_option = nullptr, *burst2_option = nullptr,
-              *kinds2_option = nullptr, *price_in2_option = nullptr, *price_out2_option = nullptr,
-              *shared_p_option = nullptr, *shared_q_option = nullptr, *shared_burst_option = nullptr;
+  double shared_p = 0.0, shared_burst_mean = 0.0;
+  double t_good2 = 0.0, t_bad2 = 0.0, shared_t_good = 0.0, shared_t_bad = 0.0;  // time mode
+  CLI::Option *after_option{}, *p2_option{}, *q2_option{}, *burst2_option{}, *kinds2_option{}, *price_in2_option{},
+      *price_out2_option{}, *shared_p_option{}, *shared_burst_option{}, *t_good2_option{}, *t_bad2_option{},
+      *shared_t_good_option{}, *shared_t_bad_option{};
 
   // The validated fallback, or nullopt without --fallback-after; the second
   // provider's kinds default to `first_kinds`. Throws InputError.
   std::optional<Fallback> parsed(const FaultWeights& first_kinds, const Policy& policy) const;
 };
-// Declares the options; each needs --fallback-after, which needs --p2; the
-// second provider's prices need the first's (`price_in`).
-void add_fallback_options(CLI::App& cmd, FallbackArgs& args, const CLI::Option* price_in);
+// Declares the options; each needs --fallback-after, which needs --p2 (in time
+// mode, `timed`, --t-good2 and --t-bad2); the prices need the first's (`price_in`).
+void add_fallback_options(CLI::App& cmd, FallbackArgs& args, const CLI::Option* price_in, std::function<bool()> timed);
 
 // --connect-timeout ... --time-scale: the client's clock (timing.hpp).
 void add_timing_options(CLI::App& cmd, ClientTiming& timing);

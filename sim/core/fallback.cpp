@@ -21,7 +21,22 @@ Eigen::MatrixXd kron(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
 
 // The chains here put state 0 good and 1 bad; the index of the product state
 // is own1 + 2 own2 + 4 shared, so the first factor is the last one kron'd.
+
+// The Kronecker sum A (+) B = A x I + I x B of two generators: the two
+// chains move independently in continuous time.
+Eigen::MatrixXd kron_sum(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  return kron(a, Eigen::MatrixXd::Identity(b.rows(), b.cols())) + kron(Eigen::MatrixXd::Identity(a.rows(), a.cols()), b);
+}
+
+double stationary_bad(const TimeChain& c) { return c.initial.dot(c.bad); }
+
 }  // namespace
+
+double Fallback::second_p() const { return timed() ? stationary_bad(*second_time) : second.p; }
+double Fallback::shared_p() const {
+  if (!correlated()) return 0.0;
+  return timed() ? stationary_bad(*shared_time) : shared.p;
+}
 
 void validate(const Fallback& fallback, const Policy& policy) {
   const int most = policy.max_requests_per_call();
@@ -34,7 +49,9 @@ void validate(const Fallback& fallback, const Policy& policy) {
     throw InputError(std::string("second provider: ") + e.what());
   }
   fallback.kinds.checked_total();
-  if (fallback.correlated()) {
+  if (fallback.shared_time && !fallback.second_time)
+    throw InputError("shared outage in seconds: the second provider's chain must be in seconds too (--t-good2, --t-bad2)");
+  if (!fallback.timed() && fallback.correlated()) {
     try {
       validate(fallback.shared);
     } catch (const InputError& e) {
@@ -86,7 +103,31 @@ FallbackChain fallback_chain(const Model& first, const Fallback& fallback) {
 }
 
 double marginal_p(double p, const Fallback& fallback) {
-  return fallback.correlated() ? 1.0 - (1.0 - p) * (1.0 - fallback.shared.p) : p;
+  return fallback.correlated() ? 1.0 - (1.0 - p) * (1.0 - fallback.shared_p()) : p;
+}
+
+FallbackTimeChain fallback_time_chain(const TimeChain& first, const Fallback& fallback) {
+  RELSIM_ASSERT(fallback.second_time.has_value());
+  const TimeChain& two = *fallback.second_time;
+  TimeChain c;
+  c.generator = kron_sum(two.generator, first.generator);
+  c.initial = kron(two.initial, first.initial);
+  Eigen::VectorXd own1 = kron(Eigen::VectorXd::Ones(two.states()), first.bad);
+  Eigen::VectorXd own2 = kron(two.bad, Eigen::VectorXd::Ones(first.states()));
+  Eigen::VectorXd down = Eigen::VectorXd::Zero(c.states());
+  if (fallback.shared_time) {
+    const TimeChain& s = *fallback.shared_time;
+    c.generator = kron_sum(s.generator, c.generator);
+    c.initial = kron(s.initial, c.initial);
+    const Eigen::Index k = own1.size();
+    own1 = kron(Eigen::VectorXd::Ones(s.states()), own1);
+    own2 = kron(Eigen::VectorXd::Ones(s.states()), own2);
+    down = kron(s.bad, Eigen::VectorXd::Ones(k));
+  }
+  const Eigen::VectorXd up = Eigen::VectorXd::Ones(c.states()) - down;
+  c.bad = Eigen::VectorXd::Ones(c.states()) - (Eigen::VectorXd::Ones(c.states()) - own1).cwiseProduct(up);
+  Eigen::VectorXd second_bad = Eigen::VectorXd::Ones(c.states()) - (Eigen::VectorXd::Ones(c.states()) - own2).cwiseProduct(up);
+  return FallbackTimeChain{std::move(c), std::move(second_bad)};
 }
 
 }  // namespace relsim

@@ -346,6 +346,9 @@ Eigen::RowVectorXd continuous_start(const Chain& chain, const Policy& policy, co
 ExactResult exact_matrix(const Model& model, const Policy& policy, const ExactOptions& options) {
   validate(policy);
   if (options.fallback) validate(*options.fallback, policy);
+  if (options.fallback && options.fallback->timed())
+    throw InputError("fallback-after: the second provider's chain in seconds (--t-good2, --t-bad2) needs time mode "
+                     "(--t-good, --t-bad)");
   if (options.fallback && options.tools)
     throw InputError("fallback-after: a fallback does not cover tool calls (--tool-faults) yet; leave out one of them");
   if (options.fallback && options.walk_memo)

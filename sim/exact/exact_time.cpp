@@ -69,13 +69,23 @@ class TimeSteps {
 
 }  // namespace
 
-ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactOptions& options) {
-  validate(time);
+ExactResult exact_time(const TimeModel& given, const Policy& policy, const ExactOptions& options) {
+  validate(given);
   validate(policy);
   if (options.tools) throw InputError("tool-faults: time mode (--t-good, --t-bad) does not support tool calls yet");
-  if (options.fallback)
-    throw InputError("fallback-after: time mode (--t-good, --t-bad) does not cover a fallback yet; use the step model "
-                     "(--p, --q)");
+  // With a fallback the hidden state holds both providers' (fallback.hpp).
+  TimeModel time = given;
+  Eigen::VectorXd second_bad;
+  if (options.fallback) {
+    if (!options.fallback->timed())
+      throw InputError("fallback-after: in time mode the second provider's chain is in seconds: give --t-good2 and "
+                       "--t-bad2 (not --p2)");
+    validate(*options.fallback, policy);
+    if (options.walk_memo) throw InputError("fallback-after: a fallback is not searched by relsim tune yet");
+    FallbackTimeChain both = fallback_time_chain(given.chain, *options.fallback);
+    time.chain = std::move(both.chain);
+    second_bad = std::move(both.second_bad);
+  }
   TimeSteps cache(time, options.done_seconds);
   exact_detail::Steps steps;
   steps.retry = [&cache](FaultKind kind, const CallState& from, const CallState& to) {
@@ -88,16 +98,23 @@ ExactResult exact_time(const TimeModel& time, const Policy& policy, const ExactO
   clock.seconds[kFaultKinds] = time.seconds_of(std::nullopt);
   clock.track_times = options.distribution && time.fixed_waits();
   clock.track_done = options.done_seconds;
-  const CallMatrices c =
-      exact_detail::call_matrices(time.chain.bad, policy, options.kinds, steps, &clock, options.walk_memo);
+  exact_detail::Route route{{{time.chain.bad, options.kinds, &clock}}, 0};
+  if (options.fallback) {
+    route.lanes.push_back({second_bad, options.fallback->kinds, &clock});
+    route.after = options.fallback->after;
+  }
+  const CallMatrices c = exact_detail::call_matrices(route, policy, steps, options.walk_memo);
   const Eigen::RowVectorXd start = time.scope == ChainScope::fresh
                                        ? time.chain.initial
                                        : exact_detail::continuous_start_of(c, time.chain.initial, policy.n);
   ExactResult out = exact_detail::result_from(c, start, policy, options, time.think_seconds);
   out.timed = true;
   if (clock.track_times) exact_detail::seconds_distribution(c, start, policy, time.think_seconds, options, out);
-  if (options.billing)
-    exact_detail::add_cost(exact_detail::Route{{{time.chain.bad, options.kinds}}, 0}, policy, options, steps, start, out);
+  if (options.billing) {
+    for (exact_detail::Lane& lane : route.lanes) lane.clock = nullptr;  // add_cost gives each its billing
+    exact_detail::add_cost(route, policy, options, steps, start, out);
+  }
+  out.fallback = options.fallback;
   return out;
 }
 

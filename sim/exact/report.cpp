@@ -3,10 +3,12 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "relsim/core/bursts.hpp"
+#include "relsim/exact/fallback_report.hpp"
 
 namespace relsim {
 namespace {
@@ -52,6 +54,16 @@ void add_cost_fields(Json& j, const ExactResult& result, const FaultWeights& kin
     j["cost_quantiles"] = nullptr;
     j["cost_quantiles_note"] = kNoCostDistribution;
   }
+}
+
+// The cost fields, and with a fallback the second provider's prices beside the first's.
+void add_fallback_cost_fields(Json& j, const ExactResult& result, const FaultWeights& kinds) {
+  if (!result.cost) return;
+  add_cost_fields(j, result, kinds);
+  if (!result.fallback) return;
+  const Billing second = second_billing(result.cost->billing, *result.fallback);
+  j["billing"]["price_in2"] = second.price_in;
+  j["billing"]["price_out2"] = second.price_out;
 }
 
 // The fields every exact result has, after the model's: from success to the
@@ -196,15 +208,6 @@ std::string durations_words(const TimeModel& time) {
   return fmt::format("{} s{}", time.request_seconds, faults.empty() ? "" : fmt::format(" (faults: {})", faults));
 }
 
-std::string fallback_words(const Model& model, const Fallback& fb) {
-  std::string s = fmt::format("after {} failed request{} of a call, to p2 = {:.6g}, q2 = {:.6g} ({})", fb.after,
-                              fb.after == 1 ? "" : "s", fb.second.p, fb.second.q, to_string(fb.kinds));
-  if (fb.correlated())
-    s += fmt::format("; shared outage p = {:.6g}, q = {:.6g}: bad shares {:.6g} and {:.6g}", fb.shared.p, fb.shared.q,
-                     marginal_p(model.p, fb), marginal_p(fb.second.p, fb));
-  return s;
-}
-
 // The independent formula's value (null for a policy it does not cover) and row.
 Json independent_json(double p, const Policy& policy, const FaultWeights& kinds) {
   const std::optional<double> value = independent_success(p, policy, kinds);
@@ -283,20 +286,6 @@ OutcomeQuantiles requests_quantiles(const ExactResult& result) {
   return outcome_quantiles(done, failed);
 }
 
-Json fallback_json(const Model& model, const Fallback& fb) {
-  Json j{{"after", fb.after},
-         {"p2", fb.second.p},
-         {"q2", fb.second.q},
-         {"kinds2", to_string(fb.kinds)},
-         {"shared_p", fb.shared.p},
-         {"shared_q", fb.correlated() ? Json(fb.shared.q) : Json(nullptr)},
-         {"p_marginal", marginal_p(model.p, fb)},
-         {"p2_marginal", marginal_p(fb.second.p, fb)}};
-  j["price_in2"] = fb.price_in ? Json(*fb.price_in) : Json(nullptr);
-  j["price_out2"] = fb.price_out ? Json(*fb.price_out) : Json(nullptr);
-  return j;
-}
-
 Json billing_json(const Billing& b, const FaultWeights& kinds) {
   Json each = Json::object();
   each["ok"] = b.request_cost(std::nullopt);
@@ -312,19 +301,14 @@ Json exact_json(const Model& model, const Policy& policy, const FaultWeights& ki
   j["mean_burst_length"] = shape.mean_burst;
   j["mean_gap"] = shape.mean_gap;
   if (result.fallback) {
-    j["fallback"] = fallback_json(model, *result.fallback);
+    j["fallback"] = fallback_json(model.p, *result.fallback);
     const std::optional<double> f = independent_fallback_success(model, policy, kinds, *result.fallback);
     j["independent"] = f ? Json(*f) : Json(nullptr);
   } else {
     j["independent"] = independent_json(model.p, policy, kinds);
   }
   add_result_fields(j, policy, result);
-  if (result.cost) add_cost_fields(j, result, kinds);
-  if (result.cost && result.fallback) {
-    const Billing second = second_billing(result.cost->billing, *result.fallback);
-    j["billing"]["price_in2"] = second.price_in;
-    j["billing"]["price_out2"] = second.price_out;
-  }
+  add_fallback_cost_fields(j, result, kinds);
   return j;
 }
 
@@ -365,9 +349,10 @@ std::string seconds_quantiles_note(const TimeModel& time, const ExactResult& res
 Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& policy, const FaultWeights& kinds,
                      const ExactResult& result) {
   Json j = time_head_json(chain, time, policy);
-  j["independent"] = independent_json(stationary_bad(time), policy, kinds);
+  j["independent"] = result.fallback ? Json(nullptr) : independent_json(stationary_bad(time), policy, kinds);
+  if (result.fallback) j["fallback"] = fallback_json(stationary_bad(time), *result.fallback);
   add_result_fields(j, policy, result);
-  if (result.cost) add_cost_fields(j, result, kinds);
+  add_fallback_cost_fields(j, result, kinds);
   j["mean_seconds"] = result.mean_seconds;
   j["mean_seconds_done"] = result.mean_seconds_done;  // NaN (no task done) is written as null by dump_json
   if (result.seconds_complete) {
@@ -406,7 +391,7 @@ std::string exact_table(const Model& model, const Policy& policy, const FaultWei
   s += fmt::format("relsim exact ({})\n", result.method);
   for (const auto& named : model_rows(model, std::string(to_string(model.chain)))) row(named.first, named.second);
   row("policy", describe(policy));
-  if (result.fallback) row("fallback", fallback_words(model, *result.fallback));
+  if (result.fallback) row("fallback", fallback_words(model.p, *result.fallback));
   result_rows(row, result);
   if (!result.fallback) {
     independent_row(row, model.p, policy, kinds);
@@ -429,8 +414,9 @@ std::string exact_time_table(const std::string& chain, const TimeModel& time, co
   row("chain scope", std::string(to_string(time.scope)));
   for (const auto& named : time_model_rows(time)) row(named.first, named.second);
   row("policy", describe(policy));
+  if (result.fallback) row("fallback", fallback_words(stationary_bad(time), *result.fallback));
   result_rows(row, result);
-  independent_row(row, stationary_bad(time), policy, kinds);
+  if (!result.fallback) independent_row(row, stationary_bad(time), policy, kinds);
   outcome_rows(row, result);
   row("mean seconds, all", fmt::format("{:.12g}  (every task, first request's start to last request's end)",
                                        result.mean_seconds));

@@ -11,6 +11,7 @@
 #include "relsim/core/bursts.hpp"
 #include "relsim/core/count_quantiles.hpp"
 #include "relsim/exact/exact.hpp"
+#include "relsim/exact/fallback_report.hpp"
 #include "relsim/exact/report.hpp"
 #include "montecarlo/time_intervals.hpp"
 
@@ -195,7 +196,7 @@ Json simulate_json(const SimulateSetup& setup, const SimulateCheck& r) {
   Json j = setup.time ? time_head_json(setup.chain_json, *setup.time, policy) : model_json(setup.model, policy);
   j["lanes"] = setup.config.lanes;
   j["policy"] = std::string(to_string(policy.kind));
-  if (setup.config.fallback) j["fallback"] = fallback_json(setup.model, *setup.config.fallback);
+  if (setup.config.fallback) j["fallback"] = fallback_json(setup.model.p, *setup.config.fallback);
   if (policy.kind != PolicyKind::simple) j["s"] = policy.s;
   if (policy.kind == PolicyKind::budgeted) j["B"] = policy.B;
   j["seed"] = setup.config.seed;

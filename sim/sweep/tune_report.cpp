@@ -139,12 +139,13 @@ std::string tune_csv(const TuneResult& result) {
     const Policy& pol = p.schedule.policy;
     const auto number = [](std::optional<double> x) { return x ? fmt::format("{:.17g}", *x) : std::string(); };
     const std::optional<Interval>& ci = p.p99_interval;
-    s += fmt::format("{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{},{},{},{},{},{}\n", i + 1, to_string(pol.kind),
+    s += fmt::format("{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{},{},{},{},{},{},{}\n", i + 1, to_string(pol.kind),
                      pol.s, pol.r, pol.kind == PolicyKind::budgeted ? std::to_string(pol.B) : "",
                      csv_field(to_string(p.schedule.backoff)), p.success, p.mean_requests, p.mean_seconds,
                      number(std::isnan(p.mean_seconds_done) ? std::nullopt : std::optional(p.mean_seconds_done)),
                      number(p.p99_seconds), to_string(p.p99_method), number(ci ? std::optional(ci->low) : std::nullopt),
-                     number(ci ? std::optional(ci->high) : std::nullopt), p.max_requests);
+                     number(ci ? std::optional(ci->high) : std::nullopt), p.max_requests,
+                     number(std::isnan(p.cost_mean) ? std::nullopt : std::optional(p.cost_mean)));
   }
   return s;
 }

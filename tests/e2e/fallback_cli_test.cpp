@@ -80,6 +80,32 @@ TEST(FallbackCli, SimulateMatchesExactAndIsTheSameForAnyThreadCount) {
   }
 }
 
+TEST(FallbackCli, TimeModeTakesTheSecondProviderInSeconds) {
+  const std::string timed = "exact --t-good 600 --t-bad 60 --r 2 --n 4 --request-seconds 5 --backoff list:1,2,4 "
+                            "--kinds http_529=1,cut=1";
+  const Json alone = json_of(timed + " --json");
+  const Json j = json_of(timed + " --fallback-after 2 --t-good2 900 --t-bad2 30 --json");
+  EXPECT_EQ(j["fallback"]["t_good2"].get<double>(), 900.0);
+  EXPECT_NEAR(j["fallback"]["p2"].get<double>(), 30.0 / 930.0, 1e-15);
+  EXPECT_GT(j["success"].get<double>(), alone["success"].get<double>());
+  EXPECT_TRUE(j["seconds_quantiles"].is_object());
+  const Json shared = json_of(timed + " --fallback-after 2 --t-good2 900 --t-bad2 30 --shared-t-good 3000 "
+                              "--shared-t-bad 120 --json" + kPrices);
+  EXPECT_LT(shared["success"].get<double>(), j["success"].get<double>());
+  EXPECT_NEAR(shared["fallback"]["p_marginal"].get<double>(), 1.0 - (600.0 / 660.0) * (3000.0 / 3120.0), 1e-15);
+  EXPECT_GT(shared["cost_mean"].get<double>(), 0.0);
+  expect_input_error(timed + " --fallback-after 2 --p2 0.1", "in time mode needs --t-good2 and --t-bad2");
+  expect_input_error(timed + " --fallback-after 2 --t-good2 900", "in time mode needs --t-good2 and --t-bad2");
+  expect_input_error(timed + " --fallback-after 2 --t-good2 900 --t-bad2 30 --p2 0.1",
+                     "--p2: in time mode the chains are in seconds");
+  expect_input_error(timed + " --fallback-after 2 --t-good2 900 --t-bad2 30 --shared-t-bad 9",
+                     "--shared-t-bad needs --shared-t-good");
+  expect_input_error("exact --p 0.3 --r 2 --n 2 --fallback-after 2 --p2 0.1 --t-good2 9 --t-bad2 1",
+                     "--t-good2 applies in time mode only");
+  expect_input_error("simulate --t-good 600 --t-bad 60 --r 2 --n 2 --fallback-after 2 --t-good2 900 --t-bad2 30",
+                     "does not cover a fallback yet");
+}
+
 TEST(FallbackCli, BadInputIsOneLineAndExitTwo) {
   const std::string model = "exact --p 0.3 --q 0.8 --r 2 --n 2";
   expect_input_error(model + " --p2 0.1", "--p2 needs --fallback-after");
@@ -89,9 +115,9 @@ TEST(FallbackCli, BadInputIsOneLineAndExitTwo) {
   expect_input_error(model + " --fallback-after 1 --p2 1.2", "second provider: p = 1.2 is out of range");
   expect_input_error(model + " --fallback-after 1 --p2 0.1 --q2 0.5 --burst-mean2 3", "not both");
   expect_input_error(model + " --fallback-after 1 --p2 0.6 --q2 0.1", "second provider: q = 0.1 is out of range");
-  expect_input_error(model + " --fallback-after 1 --p2 0.1 --shared-q 0.5", "--shared-q needs --shared-p");
+  expect_input_error(model + " --fallback-after 1 --p2 0.1 --shared-burst-mean 5", "--shared-burst-mean needs --shared-p");
   expect_input_error(model + " --fallback-after 1 --p2 0.1 --kinds2 cut=-1", "cut");
-  expect_input_error(model + " --fallback-after 1 --p2 0.1 --price-in2 1", "needs the first provider's prices");
+  expect_input_error(model + " --fallback-after 1 --p2 0.1 --price-in2 1", "--price-in2 needs --price-in");
   expect_input_error(model + " --fallback-after 1 --p2 0.1 --method both", "--method matrix only");
   expect_input_error("exact --t-good 600 --t-bad 60 --r 2 --n 2 --fallback-after 1 --p2 0.1", "time mode");
   expect_input_error("simulate --p 0.3 --r 2 --n 2 --chain continuous --fallback-after 1 --p2 0.1",

@@ -81,7 +81,16 @@ TEST(TuneCli, CsvIsTheFrontWithAFixedHeader) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
             "rank,policy,s,r,B,backoff,success,mean_requests,mean_seconds,mean_seconds_done,p99_seconds,p99_method,"
-            "p99_low,p99_high,max_requests");
+            "p99_low,p99_high,max_requests,cost_mean");
+  // With prices the last column holds each schedule's mean cost; without, it is empty.
+  EXPECT_EQ(r.out.substr(r.out.find('\n') - 10, 10), ",cost_mean");
+  const std::string first_row = r.out.substr(r.out.find('\n') + 1, r.out.find('\n', r.out.find('\n') + 1) - r.out.find('\n') - 1);
+  EXPECT_EQ(first_row.back(), ',') << first_row;
+  const Captured priced = tune_relsim(kSmall + " --target 0.95 --csv --input-tokens 1000 --output-tokens 100 "
+                                               "--price-in 3 --price-out 15");
+  ASSERT_EQ(priced.code, 0) << priced.err;
+  const std::string priced_row = priced.out.substr(priced.out.find('\n') + 1, priced.out.find('\n', priced.out.find('\n') + 1) - priced.out.find('\n') - 1);
+  EXPECT_GT(std::stod(priced_row.substr(priced_row.rfind(',') + 1)), 0.0) << priced_row;
   const Captured json = tune_relsim(kSmall + " --target 0.95 --json");
   const auto front = nlohmann::json::parse(json.out)["front"].size();
   EXPECT_EQ(static_cast<std::size_t>(std::count(r.out.begin(), r.out.end(), '\n')), 1 + front);

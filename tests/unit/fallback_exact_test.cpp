@@ -132,20 +132,26 @@ struct TwoState {
 // The joint law of (own1, own2, shared) as an 8-array, index own1 + 2 own2 + 4 shared.
 using Law = std::array<double, 8>;
 
-Law step(const Law& law, const std::array<TwoState, 3>& chains, std::int64_t m) {
+// The joint law one step on, each chain c moving by to_bad(c, from_bad) on its own.
+template <class ToBad>
+Law step_law(const Law& law, ToBad&& to_bad) {
   Law out{};
   for (int from = 0; from < 8; ++from) {
     if (law[static_cast<std::size_t>(from)] == 0.0) continue;
     for (int to = 0; to < 8; ++to) {
       double w = law[static_cast<std::size_t>(from)];
       for (int c = 0; c < 3; ++c) {
-        const double bad = chains[static_cast<std::size_t>(c)].to_bad((from >> c) & 1, m);
+        const double bad = to_bad(c, ((from >> c) & 1) != 0);
         w *= ((to >> c) & 1) ? bad : 1.0 - bad;
       }
       out[static_cast<std::size_t>(to)] += w;
     }
   }
   return out;
+}
+
+Law step(const Law& law, const std::array<TwoState, 3>& chains, std::int64_t m) {
+  return step_law(law, [&](int c, bool from_bad) { return chains[static_cast<std::size_t>(c)].to_bad(from_bad, m); });
 }
 
 struct Ending {
@@ -301,6 +307,132 @@ TEST(FallbackExact, BurstyProvidersMatchABruteForceOverBothChainsSequences) {
   RecordProperty("worst_relative_error", (testing::Message() << worst).GetString());
 }
 
+// --- time mode ---------------------------------------------------------------
+
+// A two-state chain in seconds by hand: from state x, P(bad after t seconds)
+// = p + (x - p) e^{-t (1/t_good + 1/t_bad)}, p = t_bad / (t_good + t_bad).
+struct TwoStateSeconds {
+  double t_good = 1.0, t_bad = 1.0, on = 1.0;  // on = 0: never bad (no shared outage)
+  double p() const { return on * t_bad / (t_good + t_bad); }
+  double to_bad(bool from_bad, double t) const {
+    if (on == 0.0) return 0.0;
+    return p() + ((from_bad ? 1.0 : 0.0) - p()) * std::exp(-t * (1.0 / t_good + 1.0 / t_bad));
+  }
+};
+
+Law step_seconds(const Law& law, const std::array<TwoStateSeconds, 3>& chains, double t) {
+  return step_law(law, [&](int c, bool from_bad) { return chains[static_cast<std::size_t>(c)].to_bad(from_bad, t); });
+}
+
+struct TimedEnding {
+  double probability, seconds;
+  Outcome outcome;
+};
+
+// Every reply sequence in seconds: a request takes its kind's duration, a
+// retry waits what wait_before says (fixed waits), the next call follows the
+// think time; the chains move by their laws over that time.
+void walk_seconds(const TimeModel& time, const std::array<TwoStateSeconds, 3>& chains, int after,
+                  const std::array<std::vector<std::pair<FaultKind, double>>, 2>& kinds, TaskRunner runner, const Law& law,
+                  double seconds, std::vector<TimedEnding>& out) {
+  const int lane = runner.state().used < after ? 0 : 1;
+  for (int reply = -1; reply < static_cast<int>(kinds[static_cast<std::size_t>(lane)].size()); ++reply) {
+    const std::optional<FaultKind> kind =
+        reply < 0 ? std::nullopt : std::optional(kinds[static_cast<std::size_t>(lane)][static_cast<std::size_t>(reply)].first);
+    const double share = reply < 0 ? 1.0 : kinds[static_cast<std::size_t>(lane)][static_cast<std::size_t>(reply)].second;
+    Law mass{};
+    double total = 0.0;
+    for (int i = 0; i < 8; ++i) {
+      const bool down = ((i >> lane) & 1) || ((i >> 2) & 1);
+      if (down == kind.has_value()) total += mass[static_cast<std::size_t>(i)] = law[static_cast<std::size_t>(i)] * share;
+    }
+    if (!(total > 0.0)) continue;
+    TaskRunner next = runner;
+    const CallState from = runner.state();
+    const double took = seconds + time.seconds_of(kind);
+    if (!next.feed(kind)) {
+      out.push_back({total, took, next.outcome().outcome});
+      continue;
+    }
+    const double pause = kind ? wait_before(time, from, next.state(), *kind).max : time.think_seconds;
+    walk_seconds(time, chains, after, kinds, next, step_seconds(mass, chains, time.seconds_of(kind) + pause), took + pause,
+                 out);
+  }
+}
+
+TEST(FallbackExact, TimeModeMatchesABruteForceInSeconds) {
+  std::mt19937_64 rng(29);
+  const PolicyKind policies[] = {PolicyKind::simple, PolicyKind::layered, PolicyKind::budgeted, PolicyKind::naive};
+  double worst = 0.0;
+  for (int i = 0; i < 16; ++i) {
+    const auto sojourn = [&rng](double lo, double hi) { return std::round(std::uniform_real_distribution<double>(lo, hi)(rng)); };
+    std::array<TwoStateSeconds, 3> chains = {TwoStateSeconds{sojourn(60, 600), sojourn(5, 120)},
+                                             TwoStateSeconds{sojourn(60, 600), sojourn(5, 120)},
+                                             TwoStateSeconds{sojourn(300, 3000), sojourn(10, 300), i % 2 ? 1.0 : 0.0}};
+    TimeModel time;
+    time.chain = two_state_time_chain(chains[0].t_good, chains[0].t_bad);
+    time.request_seconds = 4.0;
+    time.fault_seconds[static_cast<std::size_t>(FaultKind::stall)] = 30.0;
+    time.think_seconds = 1.5;
+    time.backoff = parse_backoff("list:1,3,9");
+    Policy policy;
+    policy.kind = policies[i % 4];
+    policy.n = 1 + i % 3;
+    policy.r = 1 + (i / 4) % 2;
+    policy.s = 1;
+    policy.B = 3;
+    Fallback fb;
+    fb.after = 1 + i % policy.max_requests_per_call();
+    fb.second_time = two_state_time_chain(chains[1].t_good, chains[1].t_bad);
+    if (i % 2) fb.shared_time = two_state_time_chain(chains[2].t_good, chains[2].t_bad);
+    ExactOptions options;
+    options.kinds = parse_fault_weights("stall=1,http_529=1");
+    fb.kinds = parse_fault_weights("cut=2,http_429=1");
+    options.fallback = fb;
+    SCOPED_TRACE(testing::Message() << "case " << i << ": " << to_string(policy.kind) << ", K " << fb.after << ", n "
+                                    << policy.n << ", r " << policy.r << (i % 2 ? ", shared outage" : ""));
+    const ExactResult r = exact_time(time, policy, options);
+    ASSERT_TRUE(r.seconds_complete);
+    const std::array<std::vector<std::pair<FaultKind, double>>, 2> kinds = {
+        std::vector<std::pair<FaultKind, double>>{{FaultKind::stall, 0.5}, {FaultKind::http_529, 0.5}},
+        std::vector<std::pair<FaultKind, double>>{{FaultKind::cut, 2.0 / 3.0}, {FaultKind::http_429, 1.0 / 3.0}}};
+    Law start{};
+    for (int x = 0; x < 8; ++x) {
+      double w = 1.0;
+      for (int c = 0; c < 3; ++c)
+        w *= ((x >> c) & 1) ? chains[static_cast<std::size_t>(c)].p() : 1.0 - chains[static_cast<std::size_t>(c)].p();
+      start[static_cast<std::size_t>(x)] = w;
+    }
+    std::vector<TimedEnding> ends;
+    walk_seconds(time, chains, fb.after, kinds, TaskRunner(policy), start, 0.0, ends);
+    double done = 0.0, mean = 0.0, mean_done = 0.0;
+    std::map<std::pair<std::int64_t, Outcome>, double> bins;
+    for (const TimedEnding& e : ends) {
+      mean += e.probability * e.seconds;
+      if (e.outcome == Outcome::done) {
+        done += e.probability;
+        mean_done += e.probability * e.seconds;
+      }
+      bins[{std::llround(e.seconds * 1e6), e.outcome}] += e.probability;
+    }
+    const auto check = [&worst](double got, double want, const char* what) {
+      EXPECT_LE(rel_err(got, want), 1e-11) << what << ": " << got << " against " << want;
+      worst = std::max(worst, rel_err(got, want));
+    };
+    check(r.success, done, "success");
+    check(r.mean_seconds, mean, "mean seconds");
+    check(r.mean_seconds_done, mean_done / done, "mean seconds of a done task");
+    std::map<std::pair<std::int64_t, Outcome>, double> engine;
+    for (const SecondsBin& bin : r.seconds) engine[{std::llround(bin.seconds * 1e6), bin.outcome}] += bin.probability;
+    ASSERT_EQ(engine.size(), bins.size());
+    for (const auto& [key, p] : bins) {
+      ASSERT_TRUE(engine.count(key)) << key.first << " us";
+      check(engine.at(key), p, "a seconds bin");
+    }
+  }
+  RecordProperty("worst_relative_error", (testing::Message() << worst).GetString());
+}
+
 TEST(FallbackExact, AFallbackAfterTheCallsLastRequestIsNoFallback) {
   Model model;
   model.p = 0.3;
@@ -357,6 +489,7 @@ TEST(FallbackExact, ABadFallbackIsRefusedNamingTheValueAndItsRange) {
   fb.shared = Model{};
   fb.price_out = -3;
   EXPECT_NE(message(fb).find("price-out2 = -3"), std::string::npos) << message(fb);
+  // Time mode needs the second provider in seconds, and the step model in steps.
   TimeModel time;
   time.chain = two_state_time_chain(600.0, 60.0);
   time.request_seconds = 5.0;
@@ -364,10 +497,12 @@ TEST(FallbackExact, ABadFallbackIsRefusedNamingTheValueAndItsRange) {
   options.fallback = Fallback{};
   try {
     exact_time(time, Policy{}, options);
-    ADD_FAILURE() << "time mode took a fallback";
+    ADD_FAILURE() << "time mode took a fallback in steps";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("fallback-after: time mode"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("give --t-good2 and --t-bad2"), std::string::npos) << e.what();
   }
+  options.fallback->second_time = two_state_time_chain(600.0, 60.0);
+  EXPECT_THROW(exact_matrix(Model{}, Policy{}, options), InputError);
 }
 
 }  // namespace fallback_exact_test

@@ -12,6 +12,7 @@
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
+#include "relsim/core/time_model.hpp"
 
 namespace relsim {
 
@@ -24,8 +25,16 @@ struct Fallback {
   std::optional<double> price_in, price_out;
   // The shared outage chain's p and q; p = 0 is independent providers.
   Model shared;
+  // Time mode (docs/time.md): the second provider's chain and the shared
+  // outage's in seconds, in place of `second` and `shared` (two states each,
+  // two_state_time_chain); the second required, the shared one optional.
+  std::optional<TimeChain> second_time, shared_time;
 
-  bool correlated() const { return shared.p > 0.0; }
+  bool timed() const { return second_time.has_value(); }
+  bool correlated() const { return timed() ? shared_time.has_value() : shared.p > 0.0; }
+  // The second provider's and the shared outage's long-run share of bad requests.
+  double second_p() const;
+  double shared_p() const;
 };
 
 // Throws InputError naming the bad value and its valid range: after in
@@ -48,5 +57,16 @@ FallbackChain fallback_chain(const Model& first, const Fallback& fallback);
 
 // A provider's long-run share of bad requests: 1 - (1 - p)(1 - p_shared).
 double marginal_p(double p, const Fallback& fallback);
+
+// Time mode: the product of the first provider's chain in seconds (any
+// number of states: a fitted hidden chain too), the second's and the shared
+// outage's, Q = Q_shared (+) Q2 (+) Q1 (Kronecker sum: independent chains
+// in continuous time). State index i1 + k1 (i2 + 2 shared); a request to a
+// provider is bad with 1 - (1 - own)(1 - shared).
+struct FallbackTimeChain {
+  TimeChain chain;
+  Eigen::VectorXd second_bad;
+};
+FallbackTimeChain fallback_time_chain(const TimeChain& first, const Fallback& fallback);
 
 }  // namespace relsim

@@ -27,9 +27,6 @@ Json exact_json(const Model& model, const Policy& policy, const FaultWeights& ki
 // A billing as given, with what one request of each drawn kind costs
 // ("request_cost"): the "billing" field of exact and simulate.
 Json billing_json(const Billing& billing, const FaultWeights& kinds);
-// A fallback as given (docs/model.md, Fallback), with each provider's
-// long-run share of bad requests: the JSON's "fallback".
-Json fallback_json(const Model& model, const Fallback& fallback);
 
 // The quantiles of requests per task, from the result's distribution (all
 // nullopt when it was left out).

@@ -8,11 +8,11 @@
 
 namespace relsim {
 
-// The CSV header of the front, fixed: one row per front member, best first.
+// The CSV header of the front, fixed: one row per front member, best first
+// (cost_mean empty without prices).
 inline constexpr const char* kTuneCsvHeader =
     "rank,policy,s,r,B,backoff,success,mean_requests,mean_seconds,mean_seconds_done,p99_seconds,p99_method,p99_low,"
-    "p99_high,"
-    "max_requests";
+    "p99_high,max_requests,cost_mean";
 
 // One schedule's fields: policy, s, r, B (null unless budgeted), backoff
 // (parse_backoff's syntax), success, mean_requests, mean_seconds,
