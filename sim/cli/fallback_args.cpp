@@ -12,8 +12,8 @@ namespace relsim::cli {
 std::optional<Fallback> FallbackArgs::parsed(const FaultWeights& first_kinds, const Policy& policy) const {
   if (!after_option->count()) return std::nullopt;
   // A chain's p and q: q from --q, or from the burst mean, else p.
-  const auto chain_of = [](double p, const CLI::Option* q_option, double q, const CLI::Option* burst, double mean) {
-    return Model{p, q_option && q_option->count() ? q : burst->count() ? q_from_burst_mean(mean) : p};
+  const auto chain_of = [](double p, const CLI::Option* qo, double q, const CLI::Option* lo, double l, const char* name) {
+    return Model{p, qo && qo->count() ? q : lo->count() ? q_from_burst_mean(l, name) : p};
   };
   Fallback fb;
   fb.after = after;
@@ -21,11 +21,15 @@ std::optional<Fallback> FallbackArgs::parsed(const FaultWeights& first_kinds, co
   if (price_in2_option->count()) fb.price_in = price_in2;
   if (price_out2_option->count()) fb.price_out = price_out2;
   if (t_good2_option->count()) {  // time mode
-    fb.second_time = two_state_time_chain(t_good2, t_bad2);
-    if (shared_t_good_option->count()) fb.shared_time = two_state_time_chain(shared_t_good, shared_t_bad);
+    fb.second_time = two_state_time_chain(t_good2, t_bad2, "t-good2", "t-bad2");
+    if (shared_t_good_option->count())
+      fb.shared_time = two_state_time_chain(shared_t_good, shared_t_bad, "shared-t-good", "shared-t-bad");
   } else {
-    fb.second = chain_of(p2, q2_option, q2, burst2_option, burst_mean2);
-    if (shared_p_option->count()) fb.shared = chain_of(shared_p, nullptr, 0.0, shared_burst_option, shared_burst_mean);
+    fb.second = chain_of(p2, q2_option, q2, burst2_option, burst_mean2, "burst-mean2");
+    if (shared_p_option->count() && shared_p == 0.0)
+      throw InputError("shared-p = 0 is out of range: it must be in (0, 1) (leave it out for independent providers)");
+    if (shared_p_option->count())
+      fb.shared = chain_of(shared_p, nullptr, 0.0, shared_burst_option, shared_burst_mean, "shared-burst-mean");
   }
   validate(fb, policy);
   return fb;
@@ -33,21 +37,18 @@ std::optional<Fallback> FallbackArgs::parsed(const FaultWeights& first_kinds, co
 
 void add_fallback_options(CLI::App& cmd, FallbackArgs& a, const CLI::Option* price_in, std::function<bool()> timed) {
   a.after_option = cmd.add_option("--fallback-after", a.after,
-                                  "fallback: after K failed requests of a call on the first provider, the call's "
-                                  "remaining requests go to a second (docs/model.md, Fallback); K >= 1");
-  a.kinds2_option = cmd.add_option("--kinds2", a.kinds2,
-                                   "fallback: the second provider's fault-kind weights; default those of --kinds");
+                                  "fallback: after K failed requests of a call, 1 <= K <= the most it sends, its "
+                                  "other requests go to a second provider (docs/model.md, Fallback)");
+  a.kinds2_option = cmd.add_option("--kinds2", a.kinds2, "fallback: the second provider's fault kinds; default --kinds");
   // (option, value, help): every value checked by FallbackArgs::parsed (validate), before any work.
   const std::tuple<const char*, double*, CLI::Option**, const char*> doubles[] = {
       {"--p2", &a.p2, &a.p2_option, "the second provider's long-run fraction of bad requests, in [0, 1]"},
       {"--q2", &a.q2, &a.q2_option, "the second provider's P(bad | previous bad); default p2"},
       {"--burst-mean2", &a.burst_mean2, &a.burst2_option, "the second provider's mean burst length, >= 1, instead of --q2"},
-      {"--price-in2", &a.price_in2, &a.price_in2_option, "the second provider's USD per million input tokens; default --price-in"},
-      {"--price-out2", &a.price_out2, &a.price_out2_option, "the second provider's USD per million output tokens; default --price-out"},
-      {"--shared-p", &a.shared_p, &a.shared_p_option, "a shared outage's long-run fraction, in [0, 1): while it is bad "
-                                                      "both providers fail (regions of one provider); default none"},
-      {"--shared-burst-mean", &a.shared_burst_mean, &a.shared_burst_option, "the shared outage's mean length in "
-                                                                            "requests, >= 1; default 1 / (1 - shared-p)"},
+      {"--price-in2", &a.price_in2, &a.price_in2_option, "the second's USD per million input tokens; default --price-in"},
+      {"--price-out2", &a.price_out2, &a.price_out2_option, "the second's USD per million output tokens; default --price-out"},
+      {"--shared-p", &a.shared_p, &a.shared_p_option, "a shared outage's fraction, in (0, 1): both providers fail in it"},
+      {"--shared-burst-mean", &a.shared_burst_mean, &a.shared_burst_option, "the shared outage's mean length in requests, >= 1"},
       {"--t-good2", &a.t_good2, &a.t_good2_option, "time mode: the second provider's mean good sojourn, seconds"},
       {"--t-bad2", &a.t_bad2, &a.t_bad2_option, "time mode: the second provider's mean bad sojourn, seconds"},
       {"--shared-t-good", &a.shared_t_good, &a.shared_t_good_option, "time mode: the shared outage's mean gap, seconds"},

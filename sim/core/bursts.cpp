@@ -30,11 +30,11 @@ std::string gap_words(const BurstShape& shape) {
   return fmt::format("{:.6g} chain steps between bursts (1/p0)", shape.mean_gap);
 }
 
-double q_from_burst_mean(double L) {
+double q_from_burst_mean(double L, std::string_view name) {
   if (!(L >= 1.0 && L <= 1e15))
-    throw InputError(fmt::format("burst mean = {} is out of range: it must be in [1, 1e15] requests (q = 1 - 1/L; "
+    throw InputError(fmt::format("{} = {} is out of range: it must be in [1, 1e15] requests (q = 1 - 1/L; "
                                  "1 is no burst longer than one request)",
-                                 L));
+                                 name, L));
   return 1.0 - 1.0 / L;
 }
 

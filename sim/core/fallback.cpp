@@ -49,6 +49,10 @@ void validate(const Fallback& fallback, const Policy& policy) {
     throw InputError(std::string("second provider: ") + e.what());
   }
   fallback.kinds.checked_total();
+  // p = 0 is "no shared outage" (the default); given, it must be in (0, 1).
+  if (!(fallback.shared.p >= 0.0 && fallback.shared.p < 1.0))
+    throw InputError(fmt::format("shared-p = {} is out of range: it must be in (0, 1) (leave it out for independent "
+                                 "providers)", fallback.shared.p));
   if (fallback.shared_time && !fallback.second_time)
     throw InputError("shared outage in seconds: the second provider's chain must be in seconds too (--t-good2, --t-bad2)");
   if (!fallback.timed() && fallback.correlated()) {

@@ -190,9 +190,9 @@ Eigen::MatrixXd TimeChain::wait_weighted_transition(double fixed, double wait, d
   return transition(fixed + low) * ((low + width) * i1 - kk) / width;
 }
 
-TimeChain two_state_time_chain(double t_good, double t_bad) {
-  check_seconds(t_good, "t-good", true);
-  check_seconds(t_bad, "t-bad", true);
+TimeChain two_state_time_chain(double t_good, double t_bad, std::string_view good_name, std::string_view bad_name) {
+  check_seconds(t_good, good_name, true);
+  check_seconds(t_bad, bad_name, true);
   TimeChain c;
   c.generator.resize(2, 2);
   c.generator << -1.0 / t_good, 1.0 / t_good, 1.0 / t_bad, -1.0 / t_bad;

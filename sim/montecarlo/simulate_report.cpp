@@ -151,6 +151,14 @@ CostEstimate cost_estimate(const SimResult& sim, const CostResult& exact, double
   return c;
 }
 
+// The kinds a run draws: the first provider's and, with a fallback, the second's.
+FaultWeights drawn_kinds(const SimConfig& config) {
+  FaultWeights both = config.kinds;
+  if (config.fallback)
+    for (std::size_t k = 0; k < both.weight.size(); ++k) both.weight[k] += config.fallback->kinds.weight[k];
+  return both;
+}
+
 }  // namespace
 
 SimulateCheck simulate_and_check(const SimulateSetup& setup, const std::function<void()>& simulated) {
@@ -232,7 +240,7 @@ Json simulate_json(const SimulateSetup& setup, const SimulateCheck& r) {
   j["kinds"] = to_string(setup.config.kinds);
   Json faults = Json::object();
   Json shares = Json::object();
-  for (const FaultKind kind : drawn_fault_kinds(setup.config.kinds)) {
+  for (const FaultKind kind : drawn_fault_kinds(drawn_kinds(setup.config))) {
     const std::string name(to_string(kind));
     faults[name] = sim.faults[static_cast<std::size_t>(kind)];
     shares[name] = r.share(sim.faults[static_cast<std::size_t>(kind)]);
@@ -242,7 +250,12 @@ Json simulate_json(const SimulateSetup& setup, const SimulateCheck& r) {
   if (r.timed) add_simulate_time_json(j, r);
   if (r.cost) {
     const CostEstimate& c = *r.cost;
-    j["billing"] = billing_json(*setup.config.billing, setup.config.kinds);
+    j["billing"] = billing_json(*setup.config.billing, drawn_kinds(setup.config));
+    if (setup.config.fallback) {
+      const Billing second = second_billing(*setup.config.billing, *setup.config.fallback);
+      j["billing"]["price_in2"] = second.price_in;
+      j["billing"]["price_out2"] = second.price_out;
+    }
     j["cost_mean"] = c.mean;
     j["cost_mean_low"] = c.interval.low;
     j["cost_mean_high"] = c.interval.high;
@@ -265,6 +278,7 @@ std::string simulate_table(const SimulateSetup& setup, const SimulateCheck& r) {
   };
   simulate_model_rows(setup, row);
   row("policy", describe(setup.policy));
+  if (setup.config.fallback) row("fallback", fallback_words(setup.model.p, *setup.config.fallback));
   row("seed", fmt::format("{}", setup.config.seed));
   row("successes", fmt::format("{}/{} = {:.6g}", sim.successes, sim.tasks, r.rate()));
   row(fmt::format("{:g}% {} interval", 100.0 * setup.confidence, to_string(setup.interval)),
@@ -290,7 +304,7 @@ std::string simulate_table(const SimulateSetup& setup, const SimulateCheck& r) {
   row("faults injected",
       fmt::format("{} ({} of requests; exact fault share {})", sim.bad_requests(), simulate_percent(sim.fault_share()),
                   simulate_percent(r.exact_fault_share)));
-  for (const FaultKind kind : drawn_fault_kinds(setup.config.kinds)) {
+  for (const FaultKind kind : drawn_fault_kinds(drawn_kinds(setup.config))) {
     const std::int64_t count = sim.faults[static_cast<std::size_t>(kind)];
     row(fmt::format("  {}", to_string(kind)),
         fmt::format("{} ({} of requests)", count, simulate_percent(r.share(count))));

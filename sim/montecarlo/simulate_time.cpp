@@ -121,6 +121,8 @@ void check_run(const TimeModel& time, const Policy& policy, const SimConfig& con
   validate(policy);
   validate(config);
   validate(options);
+  if (config.fallback)
+    throw InputError("fallback-after: simulate in time mode does not cover a fallback yet; relsim exact gives it");
   const double longest = longest_task(time, policy);
   if (!(longest <= kMaxTaskSeconds))
     throw InputError(fmt::format("a task of {} can last up to {:g} s with these time options: the simulator keeps a "

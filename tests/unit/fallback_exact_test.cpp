@@ -9,6 +9,9 @@
 //     by hand, the requests routed by the count TaskRunner keeps: success,
 //     every outcome class, every requests bin, the cost's mean, done mean and
 //     every cost bin, for every policy, independent and correlated, to 1e-12;
+//   - in seconds, the same brute force with each chain moved by its two-state
+//     law e^{-t(1/t_good + 1/t_bad)} over each request's duration and wait:
+//     success, mean seconds and cost, every wall-time bin;
 //   - identities: a fallback after the call's last request is no fallback.
 #include <gtest/gtest.h>
 
@@ -76,7 +79,9 @@ TEST(FallbackExact, IndependentProvidersMatchTheClosedForms) {
     options.fallback = fb;
     options.billing = random_billing(rng);
     options.distribution = false;  // the means alone: the closed forms give no more
-    const Billing second = second_billing(*options.billing, fb);
+    Billing second = *options.billing;  // the second provider's prices, by hand
+    second.price_in = *fb.price_in;
+    second.price_out = *fb.price_out;
     const ExactResult r = exact_matrix(model, policy, options);
 
     // One call by hand: request j goes to the first provider while j < K.
@@ -205,8 +210,9 @@ TEST(FallbackExact, BurstyProvidersMatchABruteForceOverBothChainsSequences) {
   for (int i = 0; i < 48; ++i) {
     Model model;
     model.p = std::uniform_real_distribution<double>(0.05, 0.45)(rng);
-    model.q = std::uniform_real_distribution<double>(model.p, 0.95)(rng);
-    model.b = i % 2;
+    // q below p too (faults that avoid each other) in one case in four.
+    model.q = std::uniform_real_distribution<double>(i % 4 == 3 ? min_q_for(model.p) : model.p, 0.95)(rng);
+    model.b = i % 3;
     model.g = (i / 2) % 2;
     Policy policy;
     policy.kind = policies[i % 4];
@@ -217,7 +223,7 @@ TEST(FallbackExact, BurstyProvidersMatchABruteForceOverBothChainsSequences) {
     Fallback fb;
     fb.after = std::uniform_int_distribution<int>(1, policy.max_requests_per_call())(rng);
     fb.second.p = std::uniform_real_distribution<double>(0.05, 0.45)(rng);
-    fb.second.q = std::uniform_real_distribution<double>(fb.second.p, 0.95)(rng);
+    fb.second.q = std::uniform_real_distribution<double>(i % 4 == 1 ? 0.0 : fb.second.p, 0.95)(rng);
     if (i % 3 != 0) {  // two in three correlated
       fb.shared.p = std::uniform_real_distribution<double>(0.02, 0.2)(rng);
       fb.shared.q = std::uniform_real_distribution<double>(fb.shared.p, 0.9)(rng);
@@ -247,7 +253,9 @@ TEST(FallbackExact, BurstyProvidersMatchABruteForceOverBothChainsSequences) {
     }
     options.billing = random_billing(rng);
     options.fallback = fb;
-    s.billing = {*options.billing, second_billing(*options.billing, fb)};
+    s.billing = {*options.billing, *options.billing};
+    s.billing[1].price_in = *fb.price_in;
+    s.billing[1].price_out = *fb.price_out;
     SCOPED_TRACE(testing::Message() << "case " << i << ": " << to_string(policy.kind) << ", p " << model.p << ", q "
                                     << model.q << ", p2 " << fb.second.p << ", q2 " << fb.second.q << ", shared p "
                                     << fb.shared.p << ", K " << fb.after << ", b " << model.b << ", g " << model.g
@@ -325,17 +333,26 @@ Law step_seconds(const Law& law, const std::array<TwoStateSeconds, 3>& chains, d
 }
 
 struct TimedEnding {
-  double probability, seconds;
+  double probability, seconds, usd;
   Outcome outcome;
 };
 
 // Every reply sequence in seconds: a request takes its kind's duration, a
 // retry waits what wait_before says (fixed waits), the next call follows the
 // think time; the chains move by their laws over that time.
-void walk_seconds(const TimeModel& time, const std::array<TwoStateSeconds, 3>& chains, int after,
-                  const std::array<std::vector<std::pair<FaultKind, double>>, 2>& kinds, TaskRunner runner, const Law& law,
-                  double seconds, std::vector<TimedEnding>& out) {
-  const int lane = runner.state().used < after ? 0 : 1;
+struct TimedProviders {
+  TimeModel time;
+  std::array<TwoStateSeconds, 3> chains;
+  int after = 1;
+  std::array<std::vector<std::pair<FaultKind, double>>, 2> kinds;
+  std::array<Billing, 2> billing;
+};
+
+void walk_seconds(const TimedProviders& p, TaskRunner runner, const Law& law, double seconds, double usd,
+                  std::vector<TimedEnding>& out) {
+  const TimeModel& time = p.time;
+  const auto& kinds = p.kinds;
+  const int lane = runner.state().used < p.after ? 0 : 1;
   for (int reply = -1; reply < static_cast<int>(kinds[static_cast<std::size_t>(lane)].size()); ++reply) {
     const std::optional<FaultKind> kind =
         reply < 0 ? std::nullopt : std::optional(kinds[static_cast<std::size_t>(lane)][static_cast<std::size_t>(reply)].first);
@@ -350,13 +367,13 @@ void walk_seconds(const TimeModel& time, const std::array<TwoStateSeconds, 3>& c
     TaskRunner next = runner;
     const CallState from = runner.state();
     const double took = seconds + time.seconds_of(kind);
+    const double billed = usd + p.billing[static_cast<std::size_t>(lane)].request_cost(kind);
     if (!next.feed(kind)) {
-      out.push_back({total, took, next.outcome().outcome});
+      out.push_back({total, took, billed, next.outcome().outcome});
       continue;
     }
     const double pause = kind ? wait_before(time, from, next.state(), *kind).max : time.think_seconds;
-    walk_seconds(time, chains, after, kinds, next, step_seconds(mass, chains, time.seconds_of(kind) + pause), took + pause,
-                 out);
+    walk_seconds(p, next, step_seconds(mass, p.chains, time.seconds_of(kind) + pause), took + pause, billed, out);
   }
 }
 
@@ -366,10 +383,12 @@ TEST(FallbackExact, TimeModeMatchesABruteForceInSeconds) {
   double worst = 0.0;
   for (int i = 0; i < 16; ++i) {
     const auto sojourn = [&rng](double lo, double hi) { return std::round(std::uniform_real_distribution<double>(lo, hi)(rng)); };
-    std::array<TwoStateSeconds, 3> chains = {TwoStateSeconds{sojourn(60, 600), sojourn(5, 120)},
+    TimedProviders tp;
+    std::array<TwoStateSeconds, 3>& chains = tp.chains;
+    chains = {TwoStateSeconds{sojourn(60, 600), sojourn(5, 120)},
                                              TwoStateSeconds{sojourn(60, 600), sojourn(5, 120)},
                                              TwoStateSeconds{sojourn(300, 3000), sojourn(10, 300), i % 2 ? 1.0 : 0.0}};
-    TimeModel time;
+    TimeModel& time = tp.time;
     time.chain = two_state_time_chain(chains[0].t_good, chains[0].t_bad);
     time.request_seconds = 4.0;
     time.fault_seconds[static_cast<std::size_t>(FaultKind::stall)] = 30.0;
@@ -388,12 +407,17 @@ TEST(FallbackExact, TimeModeMatchesABruteForceInSeconds) {
     ExactOptions options;
     options.kinds = parse_fault_weights("stall=1,http_529=1");
     fb.kinds = parse_fault_weights("cut=2,http_429=1");
+    fb.price_in = 1.0;
+    fb.price_out = 5.0;
     options.fallback = fb;
+    options.billing = Billing{20000, 800, 3.0, 15.0};
+    tp.billing = {*options.billing, Billing{20000, 800, 1.0, 5.0}};
+    tp.after = fb.after;
     SCOPED_TRACE(testing::Message() << "case " << i << ": " << to_string(policy.kind) << ", K " << fb.after << ", n "
                                     << policy.n << ", r " << policy.r << (i % 2 ? ", shared outage" : ""));
     const ExactResult r = exact_time(time, policy, options);
     ASSERT_TRUE(r.seconds_complete);
-    const std::array<std::vector<std::pair<FaultKind, double>>, 2> kinds = {
+    tp.kinds = {
         std::vector<std::pair<FaultKind, double>>{{FaultKind::stall, 0.5}, {FaultKind::http_529, 0.5}},
         std::vector<std::pair<FaultKind, double>>{{FaultKind::cut, 2.0 / 3.0}, {FaultKind::http_429, 1.0 / 3.0}}};
     Law start{};
@@ -404,14 +428,16 @@ TEST(FallbackExact, TimeModeMatchesABruteForceInSeconds) {
       start[static_cast<std::size_t>(x)] = w;
     }
     std::vector<TimedEnding> ends;
-    walk_seconds(time, chains, fb.after, kinds, TaskRunner(policy), start, 0.0, ends);
-    double done = 0.0, mean = 0.0, mean_done = 0.0;
+    walk_seconds(tp, TaskRunner(policy), start, 0.0, 0.0, ends);
+    double done = 0.0, mean = 0.0, mean_done = 0.0, usd = 0.0, usd_done = 0.0;
     std::map<std::pair<std::int64_t, Outcome>, double> bins;
     for (const TimedEnding& e : ends) {
       mean += e.probability * e.seconds;
+      usd += e.probability * e.usd;
       if (e.outcome == Outcome::done) {
         done += e.probability;
         mean_done += e.probability * e.seconds;
+        usd_done += e.probability * e.usd;
       }
       bins[{std::llround(e.seconds * 1e6), e.outcome}] += e.probability;
     }
@@ -422,6 +448,9 @@ TEST(FallbackExact, TimeModeMatchesABruteForceInSeconds) {
     check(r.success, done, "success");
     check(r.mean_seconds, mean, "mean seconds");
     check(r.mean_seconds_done, mean_done / done, "mean seconds of a done task");
+    ASSERT_TRUE(r.cost.has_value());
+    check(r.cost->mean, usd, "mean cost");
+    check(r.cost->mean_done, usd_done / done, "mean cost of a done task");
     std::map<std::pair<std::int64_t, Outcome>, double> engine;
     for (const SecondsBin& bin : r.seconds) engine[{std::llround(bin.seconds * 1e6), bin.outcome}] += bin.probability;
     ASSERT_EQ(engine.size(), bins.size());
@@ -449,11 +478,7 @@ TEST(FallbackExact, AFallbackAfterTheCallsLastRequestIsNoFallback) {
     fb.after = policy.max_requests_per_call();
     fb.second.p = 0.9;
     fb.second.q = 0.95;
-    fb.shared.p = 0.1;
-    fb.shared.q = 0.5;
     with.fallback = fb;
-    // The shared outage fails the first provider too: leave it out here.
-    with.fallback->shared = Model{};
     const ExactResult a = exact_matrix(model, policy, plain), b = exact_matrix(model, policy, with);
     EXPECT_NEAR(a.success, b.success, 1e-14);
     EXPECT_NEAR(a.mean_requests, b.mean_requests, 1e-13);

@@ -6,6 +6,7 @@
 // client stops sending when a task fails and retries inside bursts, so the
 // share of its requests that fail (fault_share in exact.hpp) differs from p.
 #include <string>
+#include <string_view>
 
 #include "relsim/core/model.hpp"
 
@@ -28,7 +29,8 @@ std::string gap_words(const BurstShape& shape);
 // The other way, as --burst-mean gives it: a run of bad requests lasts
 // 1/(1-q) requests on average (geometric), so a mean burst length L >= 1 is
 // q = 1 - 1/L (L = 1: q = 0, no bad request follows a bad one). Throws
-// InputError naming L unless it is in [1, 1e15].
-double q_from_burst_mean(double burst_mean);
+// InputError naming L (as `name`, the option that gave it) unless it is in
+// [1, 1e15].
+double q_from_burst_mean(double burst_mean, std::string_view name = "burst mean");
 
 }  // namespace relsim

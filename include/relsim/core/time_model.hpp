@@ -69,8 +69,9 @@ struct TimeChain {
 // Gilbert's two states in continuous time: state 0 good, state 1 bad, mean
 // sojourns t_good and t_bad seconds (rates 1/t_good out of good, 1/t_bad out
 // of bad), so p = t_bad / (t_good + t_bad). Throws InputError unless both are
-// in (0, kMaxSeconds].
-TimeChain two_state_time_chain(double t_good, double t_bad);
+// in (0, kMaxSeconds], naming them as the options that gave them.
+TimeChain two_state_time_chain(double t_good, double t_bad, std::string_view good_name = "t-good",
+                               std::string_view bad_name = "t-bad");
 
 // A k-state discrete chain (e.g. `relsim fit --hidden`, one step per
 // request) made continuous by uniformisation: jumps by `step` at rate

@@ -14,10 +14,14 @@
 namespace relsim {
 
 inline constexpr std::size_t kMaxAxisValues = 1'000'000;
+// A real axis takes fewer: each of its values is rounded to 12 significant
+// digits through its decimal text, and 900,000 of them took over 30 s in the
+// fuzzer (tests/fuzz/fuzz_cli_options.cpp); no sweep runs that many points.
+inline constexpr std::size_t kMaxRealAxisValues = 100'000;
 
 // Throws InputError naming the axis and the offending text: empty items, a
 // malformed or non-finite number, a step <= 0, stop < start, duplicates, or
-// more than kMaxAxisValues values.
+// more than kMaxAxisValues values (kMaxRealAxisValues for a real axis).
 std::vector<double> parse_real_axis(std::string_view spec, std::string_view name);
 std::vector<long long> parse_integer_axis(std::string_view spec, std::string_view name);
 
