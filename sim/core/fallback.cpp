@@ -19,9 +19,6 @@ Eigen::MatrixXd kron(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
   return out;
 }
 
-// The chains here put state 0 good and 1 bad; the index of the product state
-// is own1 + 2 own2 + 4 shared, so the first factor is the last one kron'd.
-
 // The Kronecker sum A (+) B = A x I + I x B of two generators: the two
 // chains move independently in continuous time.
 Eigen::MatrixXd kron_sum(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
@@ -74,22 +71,28 @@ Billing second_billing(const Billing& first, const Fallback& fallback) {
   return b;
 }
 
+std::array<Chain, 3> provider_chains(const Model& first, const Fallback& fallback) {
+  Model second = fallback.second, shared = fallback.shared;
+  for (Model* m : {&second, &shared}) {
+    m->b = first.b;
+    m->g = first.g;
+    m->chain = first.chain;
+  }
+  return {gilbert_chain(first), gilbert_chain(second), gilbert_chain(shared)};
+}
+
+// The index of the product state is own1 + 2 own2 + 4 shared (state 0 good,
+// 1 bad in each chain), so the first factor is the last one kron'd.
 FallbackChain fallback_chain(const Model& first, const Fallback& fallback) {
-  Model second = fallback.second;
-  second.b = first.b;
-  second.g = first.g;
-  second.chain = first.chain;
-  const Chain one = gilbert_chain(first), two = gilbert_chain(second);
+  const std::array<Chain, 3> chains = provider_chains(first, fallback);
+  const Chain &one = chains[0], &two = chains[1];
   Chain c;
   c.step = kron(two.step, one.step);
   c.initial = kron(two.initial, one.initial);
   c.retry = kron(two.retry, one.retry);
   c.gap = kron(two.gap, one.gap);
   if (fallback.correlated()) {
-    Model shared = fallback.shared;
-    shared.b = first.b;
-    shared.g = first.g;
-    const Chain s = gilbert_chain(shared);
+    const Chain& s = chains[2];
     c.step = kron(s.step, c.step);
     c.initial = kron(s.initial, c.initial);
     c.retry = kron(s.retry, c.retry);

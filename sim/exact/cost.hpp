@@ -14,8 +14,8 @@ namespace relsim::exact_detail {
 // `start`), whose clock counts what each request is billed where the time
 // mode counts its seconds, with no waits (a wait bills nothing). Its mean is
 // E[cost], its done path E[cost | done], and its distribution (as the time
-// mode's wall time, in bins of a common step) the cost's. `route`'s lanes
-// without clocks: each gets its provider's billing (options.fallback's
+// mode's wall time, in bins of a common step) the cost's. The clocks of
+// `route`'s lanes are replaced by their providers' billings (options.fallback's
 // prices for the second).
 void add_cost(const Route& route, const Policy& policy, const ExactOptions& options, const Steps& steps,
               const Eigen::RowVectorXd& start, ExactResult& out);

@@ -310,6 +310,19 @@ ExactResult result_from(const CallMatrices& c, const Eigen::RowVectorXd& start, 
   return out;
 }
 
+void check_fallback(const Fallback& fallback, const ExactOptions& options, const Policy& policy, bool in_seconds) {
+  if (in_seconds && !fallback.timed())
+    throw InputError("fallback-after: in time mode the second provider's chain is in seconds: give --t-good2 and "
+                     "--t-bad2 (not --p2)");
+  if (!in_seconds && fallback.timed())
+    throw InputError("fallback-after: the second provider's chain in seconds (--t-good2, --t-bad2) needs time mode "
+                     "(--t-good, --t-bad)");
+  validate(fallback, policy);
+  if (options.tools)
+    throw InputError("fallback-after: a fallback does not cover tool calls (--tool-faults) yet; leave out one of them");
+  if (options.walk_memo) throw InputError("fallback-after: a fallback is not searched by relsim tune yet");
+}
+
 Eigen::RowVectorXd continuous_start_of(const CallMatrices& c, const Eigen::RowVectorXd& initial, std::int64_t n) {
   const Eigen::Index k = initial.size();
   // K(i, j): P(the next task's first request is in state j | this task's is in i).
@@ -345,14 +358,7 @@ Eigen::RowVectorXd continuous_start(const Chain& chain, const Policy& policy, co
 
 ExactResult exact_matrix(const Model& model, const Policy& policy, const ExactOptions& options) {
   validate(policy);
-  if (options.fallback) validate(*options.fallback, policy);
-  if (options.fallback && options.fallback->timed())
-    throw InputError("fallback-after: the second provider's chain in seconds (--t-good2, --t-bad2) needs time mode "
-                     "(--t-good, --t-bad)");
-  if (options.fallback && options.tools)
-    throw InputError("fallback-after: a fallback does not cover tool calls (--tool-faults) yet; leave out one of them");
-  if (options.fallback && options.walk_memo)
-    throw InputError("fallback-after: a fallback is not searched by relsim tune yet");
+  if (options.fallback) exact_detail::check_fallback(*options.fallback, options, policy, false);
   // With a fallback the hidden state holds both providers' (fallback.hpp).
   exact_detail::Route route;
   Chain chain;

@@ -41,6 +41,11 @@ Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64
 ExactResult result_from(const CallMatrices& c, const Eigen::RowVectorXd& start, const Policy& policy,
                         const ExactOptions& options, double think);
 
+// Refuses what a fallback does not cover yet (tool calls, relsim tune's walk
+// memo) and a second provider's chain in the wrong units: in seconds
+// (`in_seconds`, exact_time) or in steps (exact_matrix); then validates it.
+void check_fallback(const Fallback& fallback, const ExactOptions& options, const Policy& policy, bool in_seconds);
+
 // Continuous scope: the long-run law of the hidden state at a task's first
 // request, the chain running on from task to task.
 Eigen::RowVectorXd continuous_start_of(const CallMatrices& c, const Eigen::RowVectorXd& initial, std::int64_t n);

@@ -77,11 +77,7 @@ ExactResult exact_time(const TimeModel& given, const Policy& policy, const Exact
   TimeModel time = given;
   Eigen::VectorXd second_bad;
   if (options.fallback) {
-    if (!options.fallback->timed())
-      throw InputError("fallback-after: in time mode the second provider's chain is in seconds: give --t-good2 and "
-                       "--t-bad2 (not --p2)");
-    validate(*options.fallback, policy);
-    if (options.walk_memo) throw InputError("fallback-after: a fallback is not searched by relsim tune yet");
+    exact_detail::check_fallback(*options.fallback, options, policy, true);
     FallbackTimeChain both = fallback_time_chain(given.chain, *options.fallback);
     time.chain = std::move(both.chain);
     second_bad = std::move(both.second_bad);
@@ -110,10 +106,7 @@ ExactResult exact_time(const TimeModel& given, const Policy& policy, const Exact
   ExactResult out = exact_detail::result_from(c, start, policy, options, time.think_seconds);
   out.timed = true;
   if (clock.track_times) exact_detail::seconds_distribution(c, start, policy, time.think_seconds, options, out);
-  if (options.billing) {
-    for (exact_detail::Lane& lane : route.lanes) lane.clock = nullptr;  // add_cost gives each its billing
-    exact_detail::add_cost(route, policy, options, steps, start, out);
-  }
+  if (options.billing) exact_detail::add_cost(route, policy, options, steps, start, out);
   out.fallback = options.fallback;
   return out;
 }

@@ -45,7 +45,7 @@ void add_tool_fields(Json& j, const ExactResult& result) {
 // and the cost per task.
 void add_cost_fields(Json& j, const ExactResult& result, const FaultWeights& kinds) {
   const CostResult& cost = *result.cost;
-  j["billing"] = billing_json(cost.billing, kinds);
+  j["billing"] = billing_json(cost.billing, kinds, result.fallback);
   j["cost_mean"] = cost.mean;
   j["cost_mean_done"] = cost.mean_done;  // NaN (no task done) is written as null by dump_json
   if (cost.complete) {
@@ -54,16 +54,6 @@ void add_cost_fields(Json& j, const ExactResult& result, const FaultWeights& kin
     j["cost_quantiles"] = nullptr;
     j["cost_quantiles_note"] = kNoCostDistribution;
   }
-}
-
-// The cost fields, and with a fallback the second provider's prices beside the first's.
-void add_fallback_cost_fields(Json& j, const ExactResult& result, const FaultWeights& kinds) {
-  if (!result.cost) return;
-  add_cost_fields(j, result, kinds);
-  if (!result.fallback) return;
-  const Billing second = second_billing(result.cost->billing, *result.fallback);
-  j["billing"]["price_in2"] = second.price_in;
-  j["billing"]["price_out2"] = second.price_out;
 }
 
 // The fields every exact result has, after the model's: from success to the
@@ -286,12 +276,18 @@ OutcomeQuantiles requests_quantiles(const ExactResult& result) {
   return outcome_quantiles(done, failed);
 }
 
-Json billing_json(const Billing& b, const FaultWeights& kinds) {
+Json billing_json(const Billing& b, const FaultWeights& kinds, const std::optional<Fallback>& fallback) {
   Json each = Json::object();
   each["ok"] = b.request_cost(std::nullopt);
   for (const FaultKind kind : drawn_fault_kinds(kinds)) each[std::string(to_string(kind))] = b.request_cost(kind);
-  return Json{{"input_tokens", b.input_tokens}, {"output_tokens", b.output_tokens}, {"price_in", b.price_in},
-              {"price_out", b.price_out}, {"break_at", break_at_string(b.break_at)}, {"request_cost", std::move(each)}};
+  Json j{{"input_tokens", b.input_tokens}, {"output_tokens", b.output_tokens}, {"price_in", b.price_in},
+         {"price_out", b.price_out}, {"break_at", break_at_string(b.break_at)}, {"request_cost", std::move(each)}};
+  if (fallback) {
+    const Billing second = second_billing(b, *fallback);
+    j["price_in2"] = second.price_in;
+    j["price_out2"] = second.price_out;
+  }
+  return j;
 }
 
 Json exact_json(const Model& model, const Policy& policy, const FaultWeights& kinds, const ExactResult& result) {
@@ -308,7 +304,7 @@ Json exact_json(const Model& model, const Policy& policy, const FaultWeights& ki
     j["independent"] = independent_json(model.p, policy, kinds);
   }
   add_result_fields(j, policy, result);
-  add_fallback_cost_fields(j, result, kinds);
+  if (result.cost) add_cost_fields(j, result, kinds);
   return j;
 }
 
@@ -352,7 +348,7 @@ Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& pol
   j["independent"] = result.fallback ? Json(nullptr) : independent_json(stationary_bad(time), policy, kinds);
   if (result.fallback) j["fallback"] = fallback_json(stationary_bad(time), *result.fallback);
   add_result_fields(j, policy, result);
-  add_fallback_cost_fields(j, result, kinds);
+  if (result.cost) add_cost_fields(j, result, kinds);
   j["mean_seconds"] = result.mean_seconds;
   j["mean_seconds_done"] = result.mean_seconds_done;  // NaN (no task done) is written as null by dump_json
   if (result.seconds_complete) {

@@ -33,14 +33,9 @@ struct FallbackDraws {
 
   static FallbackDraws make(const Model& first, const Fallback& fallback, const FaultWeights& kinds) {
     FallbackDraws d;
-    Model second = fallback.second, shared = fallback.shared;
-    for (Model* m : {&second, &shared}) {
-      m->b = first.b;
-      m->g = first.g;
-    }
-    const Model* models[] = {&first, &second, &shared};
+    const std::array<Chain, 3> chains = provider_chains(first, fallback);
     for (std::size_t c = 0; c < 3; ++c) {
-      const Chain chain = gilbert_chain(*models[c]);
+      const Chain& chain = chains[c];
       d.chains[c].start = chain.initial(1);
       for (Eigen::Index from = 0; from < 2; ++from) {
         d.chains[c].retry[static_cast<std::size_t>(from)] = chain.retry(from, 1);

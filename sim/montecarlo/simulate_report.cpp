@@ -250,12 +250,7 @@ Json simulate_json(const SimulateSetup& setup, const SimulateCheck& r) {
   if (r.timed) add_simulate_time_json(j, r);
   if (r.cost) {
     const CostEstimate& c = *r.cost;
-    j["billing"] = billing_json(*setup.config.billing, drawn_kinds(setup.config));
-    if (setup.config.fallback) {
-      const Billing second = second_billing(*setup.config.billing, *setup.config.fallback);
-      j["billing"]["price_in2"] = second.price_in;
-      j["billing"]["price_out2"] = second.price_out;
-    }
+    j["billing"] = billing_json(*setup.config.billing, drawn_kinds(setup.config), setup.config.fallback);
     j["cost_mean"] = c.mean;
     j["cost_mean_low"] = c.interval.low;
     j["cost_mean_high"] = c.interval.high;

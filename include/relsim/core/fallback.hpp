@@ -4,6 +4,7 @@
 // retry limit, go to the second. Each provider has its own fault chain,
 // kinds and prices; an optional shared outage chain, when bad, fails both
 // (regions of one provider often go down together).
+#include <array>
 #include <optional>
 
 #include <Eigen/Dense>
@@ -44,6 +45,11 @@ void validate(const Fallback& fallback, const Policy& policy);
 
 // The billing of the second provider's requests: `first` at its own prices.
 Billing second_billing(const Billing& first, const Fallback& fallback);
+
+// The three chains each on its own, Gilbert's two states (gilbert_chain):
+// the first provider's, the second's and the shared outage's (p = 0 when
+// there is none), the last two with the first's b, g and scope.
+std::array<Chain, 3> provider_chains(const Model& first, const Fallback& fallback);
 
 // The product chain of the two providers (and the shared one): each ticks on
 // the same steps, the first's b and g for both. State index own1 + 2 own2

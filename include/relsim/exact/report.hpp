@@ -26,7 +26,9 @@ Json exact_json(const Model& model, const Policy& policy, const FaultWeights& ki
 
 // A billing as given, with what one request of each drawn kind costs
 // ("request_cost"): the "billing" field of exact and simulate.
-Json billing_json(const Billing& billing, const FaultWeights& kinds);
+// With a fallback, also the second provider's prices (price_in2, price_out2).
+Json billing_json(const Billing& billing, const FaultWeights& kinds,
+                  const std::optional<Fallback>& fallback = std::nullopt);
 
 // The quantiles of requests per task, from the result's distribution (all
 // nullopt when it was left out).
