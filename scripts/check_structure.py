@@ -26,7 +26,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = ["core", "parallel", "formats", "exact", "montecarlo", "sweep", "fleet", "server", "client", "live", "audit",
-          "tools", "bughunt", "fit", "ui", "contention", "cli"]
+          "tools", "bughunt", "fit", "ui", "contention", "options", "cli"]
 MAX_FILE_LINES = 500
 MAX_FUNCTION_LINES = 80
 MAX_LAYER_LINES = 5000

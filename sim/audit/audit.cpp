@@ -250,6 +250,9 @@ void tally(AuditResult& res, const TaskAudit& a, const TaskObservation& o) {
 
 AuditResult run_audit(const Plan& plan, const Observations& obs, const AuditOptions& options) {
   validate(options);
+  if (plan_fallback_after(plan) > 0)
+    throw InputError("the plan has a fallback to a second provider: auditing a client over two providers is not "
+                     "covered yet (relsim live --fallback-after checks relsim's own client against it)");
   AuditResult res;
   res.policy = options.policy;
   res.accept = options.accept;

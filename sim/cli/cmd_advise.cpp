@@ -12,7 +12,7 @@
 #include "relsim/fit/seconds.hpp"
 #include "relsim/fit/advise.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 #include "cli/read_logs.hpp"
 #include "cli/require_option.hpp"
 

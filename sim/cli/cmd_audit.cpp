@@ -11,7 +11,7 @@
 #include "relsim/audit/audit_report.hpp"
 #include "relsim/audit/wait_fit.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 #include "cli/require_option.hpp"
 
 namespace relsim::cli {

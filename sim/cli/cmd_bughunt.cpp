@@ -24,7 +24,7 @@
 #include "relsim/bughunt/bughunt_report.hpp"
 #include "cli/child_process.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 #include "cli/stop_signals.hpp"
 
 namespace relsim::cli {

@@ -6,7 +6,7 @@
 #include "relsim/sweep/known_values.hpp"
 #include "relsim/sweep/known_values_report.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {

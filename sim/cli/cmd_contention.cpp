@@ -19,7 +19,7 @@
 #include "relsim/server/server.hpp"
 #include "cli/agent_command.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 #include "cli/require_option.hpp"
 
 namespace relsim::cli {

@@ -11,7 +11,7 @@
 #include "relsim/live/demo_report.hpp"
 #include "relsim/live/live.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {

@@ -19,7 +19,7 @@
 #include "relsim/exact/triage_report.hpp"
 #include "relsim/parallel/parallel.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 #include "cli/require_option.hpp"
 
 namespace relsim::cli {

@@ -16,7 +16,7 @@
 #include "relsim/fit/records.hpp"
 #include "relsim/fit/seconds.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 #include "cli/read_logs.hpp"
 #include "relsim/fit/fit_report.hpp"
 

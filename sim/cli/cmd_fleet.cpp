@@ -17,7 +17,7 @@
 #include "relsim/live/fleet_agreement_report.hpp"
 #include "relsim/live/fleet_live.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {

@@ -13,7 +13,7 @@
 #include "relsim/live/live_time_report.hpp"
 #include "relsim/montecarlo/plan_gen.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -32,6 +32,7 @@ struct LiveArgs {
   std::string throttle = "none";  // --throttle, as relsim fleet takes it
   // Time mode (--t-good --t-bad): the server in outage mode.
   TimeArgs time;
+  FallbackArgs fallback;
   double spacing = 0.0;          // model seconds (--task-spacing; default_spacing unless given)
   double wait_tolerance = 0.05;  // wall seconds
   CLI::App* cmd = nullptr;
@@ -50,6 +51,7 @@ Plan live_plan(const LiveArgs& a, const Policy& policy, const SimConfig& config,
   model = a.model.model();
   return generate_plan(*model, policy, config);
 }
+
 
 TimeLiveConfig time_live_config(const LiveArgs& a) {
   const TimeModel time = *a.time.time_model(a.model);  // validates the time options
@@ -98,15 +100,19 @@ int run_live_command(const LiveArgs& a) {
   config.seed = a.seed;
   config.lanes = a.lanes;
   config.kinds = a.model.fault_weights();
+  config.fallback = a.fallback.parsed(config.kinds, policy);  // a drawn plan with its fallback column (and header)
   std::optional<Model> model;
   const Plan plan = live_plan(a, policy, config, model);
   LiveOptions options = a.options;
+  options.fallback_after = plan_fallback_after(plan);
   options.dialect = parse_dialect(a.dialect);
   options.jitter_seed = a.seed;
   options.keep_logs = a.timeline;
   options.throttle = fleet::parse_throttle(a.throttle);
   const LiveCheck check = run_live_check(plan, policy, a.timing, options);
-  LiveReport report = live_report(check, policy, model, config.kinds);
+  LiveReport report = live_report(check, policy, model, config.kinds, config.fallback);
+  if (options.fallback_after > 0)
+    report.fallback = plan.header.contains("fallback") ? plan.header["fallback"] : Json{{"after", options.fallback_after}};
   report.throttle = a.throttle;
   report.seed = a.seed;
   report.concurrency = a.options.concurrency;
@@ -212,6 +218,16 @@ Runner add_live(CLI::App& app) {
                       ->capture_default_str(),
                   timed);
   refuse_plan_options_in_time_mode(*cmd, timed);
+  add_fallback_options(*cmd, a->fallback, nullptr, timed, false);
+  a->fallback.after_option->description(
+      "a second provider after K failed requests of a call (docs/model.md, Fallback): the client sends the call's "
+      "later requests to the server's /t/{task}/fallback/ path, the plan is drawn with both providers' replies "
+      "(a --plan made with --fallback-after brings its own)");
+  for (const char* name : {"--plan", "--fault"})
+    refuse_with(a->fallback.after_option, cmd->get_option(name),
+                fmt::format("--fallback-after draws a plan with both providers' replies from --p and --p2; {} gives "
+                            "the plan (a plan made by relsim plan --fallback-after brings its own fallback)",
+                            name));
   return [a] { return run_live_command(*a); };
 }
 

@@ -9,7 +9,7 @@
 #include "relsim/live/oracle_report.hpp"
 #include "relsim/montecarlo/plan_gen.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -94,7 +94,7 @@ int run_oracle_command(const OracleArgs& a) {
   const Plan plan = oracle_plan(a);
   const Policy policy = policy_for(a, plan);
   check_time_policy(a, plan, policy);
-  const OracleResult res = run_oracle(policy, plan, a.timing);
+  const OracleResult res = run_oracle(policy, plan, a.timing, plan_fallback_after(plan));
   const OracleReport report{.plan_path = a.scripted() ? std::string() : a.file,
                             .fault = a.fault,
                             .times = a.times,

@@ -7,7 +7,7 @@
 #include "relsim/core/rng.hpp"
 #include "relsim/montecarlo/plan_gen.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {
@@ -15,6 +15,7 @@ namespace {
 struct PlanArgs {
   ModelArgs model;
   TimeArgs time;
+  FallbackArgs fallback;
   long long tasks = 400;
   std::uint64_t seed = rng::kReferenceSeed;
   int lanes = 16;
@@ -54,6 +55,7 @@ int run_plan(const PlanArgs& a) {
     config.seed = a.seed;
     config.lanes = a.lanes;
     config.kinds = a.model.fault_weights();
+    config.fallback = a.fallback.parsed(config.kinds, a.model.policy());
     plan = a.audit() ? generate_audit_plan(a.model.model(), a.model.policy(), config, a.max_requests)
                           : generate_plan(a.model.model(), a.model.policy(), config);
   }
@@ -82,12 +84,18 @@ Runner add_plan(CLI::App& app) {
       cmd->add_option("--times", args->times, "scripted plan: once (first request, then good) or always")
           ->capture_default_str();
   add_time_options(*cmd, args->time);
+  const std::function<bool()> timed = args->time.timed_rule();
+  add_fallback_options(*cmd, args->fallback, nullptr, timed, false);
+  cmd->get_option("--fallback-after")
+      ->description("a second provider after K failed requests of a call (docs/model.md, Fallback): each task gets a "
+                    "\"fallback\" column, what each request gets at the server's /t/{task}/fallback/ path");
+  refuse_with(args->fallback.after_option, args->fault_option,
+              "plan: --fallback-after draws both providers' replies from the model: give --p2 and --p, not --fault");
   args->max_requests_option = cmd->add_option("--max-requests", args->max_requests,
                   fmt::format("a plan for auditing any client (relsim audit): every call's draws up to this many "
                               "requests, in [1, {}] and at least the policy's requests per call; needs b = g = 0",
                               kMaxRequestsPerCall));
   cmd->add_option("--out", args->out, "write the plan here (atomically) instead of stdout");
-  const std::function<bool()> timed = args->time.timed_rule();
   for (CLI::Option* scripted : {args->fault_option, args->times_option})
     refuse_when(scripted, timed,
                 "plan: --fault and --times script a plan; the time options (--t-good ...) generate one: give one or "

@@ -17,7 +17,7 @@
 #include "relsim/server/outage.hpp"
 #include "relsim/server/server.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 #include "cli/stop_signals.hpp"
 
 namespace relsim::cli {

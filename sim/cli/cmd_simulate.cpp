@@ -19,7 +19,7 @@
 #include "relsim/parallel/parallel.hpp"
 #include "cli/commands.hpp"
 #include "cli/require_option.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {

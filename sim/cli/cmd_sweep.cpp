@@ -13,7 +13,7 @@
 #include "relsim/sweep/grid.hpp"
 #include "relsim/sweep/sweep.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {

@@ -21,7 +21,7 @@
 #include "relsim/tools/tool_audit.hpp"
 #include "relsim/ui/ui_server.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 #include "relsim/tools/tools_audit_report.hpp"
 #include "cli/stop_signals.hpp"
 

@@ -12,7 +12,7 @@
 #include "relsim/sweep/tune.hpp"
 #include "relsim/sweep/tune_report.hpp"
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
 namespace {

@@ -7,7 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
 

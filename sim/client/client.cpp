@@ -30,6 +30,9 @@ void validate(const ClientConfig& c) {
   if (c.tasks_per_agent < 0 || c.tasks_per_agent > kMaxTasksPerAgent)
     throw InputError(fmt::format("tasks per agent = {} is out of range: it must be in [0, {}] (0: a sliding window)",
                                  c.tasks_per_agent, kMaxTasksPerAgent));
+  if (c.fallback_after < 0 || c.fallback_after > kMaxRequestsPerCall)
+    throw InputError(fmt::format("fallback-after = {} is out of range: it must be in [0, {}] (0: no fallback)",
+                                 c.fallback_after, kMaxRequestsPerCall));
   if (c.tasks_per_agent > 0 && c.coordinated_start)
     throw InputError("tasks per agent: agents run their tasks one after another, not in waves: drop the coordinated start");
 }
@@ -146,8 +149,9 @@ std::string request_body(std::int64_t task, std::int64_t call, Dialect dialect) 
 
 std::string expected_text(std::int64_t task) { return fmt::format("Hello from task {}.", task); }
 
-std::string request_target(std::int64_t task, Dialect dialect) {
-  return fmt::format("/t/{}/v1/{}", task, dialect == Dialect::openai ? "chat/completions" : "messages");
+std::string request_target(std::int64_t task, Dialect dialect, bool fallback) {
+  return fmt::format("/t/{}/{}v1/{}", task, fallback ? "fallback/" : "",
+                     dialect == Dialect::openai ? "chat/completions" : "messages");
 }
 
 }  // namespace relsim

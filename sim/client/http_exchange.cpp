@@ -45,7 +45,7 @@ std::string TaskClient::request_bytes(std::int64_t c, int retry_count) const {
       "POST {} HTTP/1.1\r\nHost: {}:{}\r\nUser-Agent: relsim-client/0.1\r\n"
       "Content-Type: application/json\r\nAccept: text/event-stream\r\n{}{}{}"
       "x-stainless-retry-count: {}\r\nContent-Length: {}\r\n\r\n{}",
-      request_target(task_, cfg_.dialect), cfg_.host, cfg_.port, cfg_.keep_alive ? "" : "Connection: close\r\n", key,
+      request_target(task_, cfg_.dialect, to_fallback()), cfg_.host, cfg_.port, cfg_.keep_alive ? "" : "Connection: close\r\n", key,
       openai ? "" : "anthropic-version: 2023-06-01\r\n", retry_count, body.size(), body);
 }
 
@@ -65,6 +65,7 @@ asio::awaitable<std::unique_ptr<Exchange>> TaskClient::send(std::int64_t c, int 
   out_.retry_counts.push_back(retry_count);
   out_.seen.push_back(std::nullopt);
   const std::string request = request_bytes(c, retry_count);
+  if (to_fallback()) ++out_.fallback_requests;
   PoolPermit permit;
   if (slot_.pools) {
     const Clock::time_point asked = Clock::now();

@@ -45,6 +45,9 @@ ReadStats from_log(const RequestLog& log, const RecordSink& sink) {
 }
 
 ReadStats from_plan(const Plan& plan, const RecordSink& sink) {
+  if (plan_fallback_after(plan) > 0)
+    throw InputError("the plan has a fallback to a second provider: fitting one chain to two providers' requests "
+                     "is not covered yet");
   ReadStats stats;
   stats.format = "plan";
   stats.notes.push_back("a plan file: the requests a policy may send (each call's run of bad requests listed whole), "

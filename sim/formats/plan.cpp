@@ -9,17 +9,33 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/files.hpp"
+#include "relsim/core/policy.hpp"
 
 namespace relsim {
 
 std::string plan_name(const PlannedRequest& r) { return r ? std::string(to_string(*r)) : std::string("ok"); }
 
+int plan_fallback_after(const Plan& plan) {
+  const auto fb = plan.header.find("fallback");
+  return fb == plan.header.end() ? 0 : fb->at("after").get<int>();  // checked by parse_plan
+}
+
+namespace {
+
+// ["ok", "cut", ...]
+std::string names(const std::vector<PlannedRequest>& requests) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < requests.size(); ++i) out += (i ? ", \"" : "\"") + plan_name(requests[i]) + "\"";
+  return out + "]";
+}
+
+}  // namespace
+
 std::string write_plan(const Plan& plan) {
   std::string out = dump_json(plan.header) + "\n";
   for (const auto& t : plan.tasks) {
-    out += fmt::format("{{\"task\": {}, \"requests\": [", t.task);
-    for (std::size_t i = 0; i < t.requests.size(); ++i) out += (i ? ", \"" : "\"") + plan_name(t.requests[i]) + "\"";
-    out += "]";
+    out += fmt::format("{{\"task\": {}, \"requests\": {}", t.task, names(t.requests));
+    if (!t.fallback.empty()) out += fmt::format(", \"fallback\": {}", names(t.fallback));
     // Time mode: shortest round-trip decimals, so a reader gets the same doubles.
     if (!t.at_seconds.empty())
       out += fmt::format(", \"at_seconds\": [{}], \"seconds\": {}", fmt::join(t.at_seconds, ", "), t.seconds);
@@ -49,6 +65,25 @@ void read_times(const Json& j, const std::string& at, TaskPlan& tp) {
   tp.seconds = j["seconds"].get<double>();
 }
 
+// A column of "ok" or fault kinds (`key` names it in errors).
+std::vector<PlannedRequest> read_column(const Json& column, const std::string& at, const char* key) {
+  std::vector<PlannedRequest> out;
+  for (const auto& r : column) {
+    if (!r.is_string()) throw InputError(fmt::format("{}: {} entry {} is not a string", at, key, json_excerpt(r)));
+    const auto name = r.get<std::string>();
+    if (name == "ok") {
+      out.push_back(std::nullopt);
+      continue;
+    }
+    try {
+      out.push_back(parse_fault_kind(name));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", at, e.what()));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Plan parse_plan(const std::string& text, const std::string& where) {
@@ -76,6 +111,14 @@ Plan parse_plan(const std::string& text, const std::string& where) {
           j["tasks"].get<std::int64_t>() > kMaxPlanTasks)
         throw InputError(fmt::format("{}: header \"tasks\" must be an integer in [1, {}]", at, kMaxPlanTasks));
       declared = j["tasks"].get<std::int64_t>();
+      if (const auto fb = j.find("fallback"); fb != j.end()) {
+        const auto after = fb->is_object() ? fb->find("after") : fb->end();
+        if (after == fb->end() || !after->is_number_integer() || after->get<std::int64_t>() < 1 ||
+            after->get<std::int64_t>() > kMaxRequestsPerCall)
+          throw InputError(fmt::format("{}: header \"fallback\" must be an object whose \"after\" is an integer in "
+                                       "[1, {}]",
+                                       at, kMaxRequestsPerCall));
+      }
       plan.header = std::move(j);
       have_header = true;
       continue;
@@ -88,23 +131,25 @@ Plan parse_plan(const std::string& text, const std::string& where) {
       throw InputError(fmt::format("{}: \"requests\" must be a non-empty array of \"ok\" or fault kinds", at));
     TaskPlan tp;
     tp.task = expected;
-    for (const auto& r : j["requests"]) {
-      if (!r.is_string()) throw InputError(fmt::format("{}: request {} is not a string", at, json_excerpt(r)));
-      const auto name = r.get<std::string>();
-      if (name == "ok") {
-        tp.requests.push_back(std::nullopt);
-        continue;
-      }
-      try {
-        tp.requests.push_back(parse_fault_kind(name));
-      } catch (const InputError& e) {
-        throw InputError(fmt::format("{}: {}", at, e.what()));
-      }
+    tp.requests = read_column(j["requests"], at, "requests");
+    if (j.contains("fallback")) {
+      if (!j["fallback"].is_array() || j["fallback"].size() != tp.requests.size())
+        throw InputError(fmt::format("{}: \"fallback\" must be an array of \"ok\" or fault kinds, one per request "
+                                     "({})",
+                                     at, tp.requests.size()));
+      tp.fallback = read_column(j["fallback"], at, "fallback");
     }
     read_times(j, at, tp);
     plan.tasks.push_back(std::move(tp));
   }
   if (!have_header) throw InputError(fmt::format("{}: empty plan, no header", where));
+  const bool fallback = plan_fallback_after(plan) > 0;
+  for (const TaskPlan& t : plan.tasks)
+    if (t.fallback.empty() == fallback)
+      throw InputError(fmt::format("{}: task {} {} a \"fallback\" column while the header {}: every task of a "
+                                   "fallback plan has one, and no task of another",
+                                   where, t.task, fallback ? "lacks" : "has",
+                                   fallback ? "gives a fallback" : "gives none"));
   if (static_cast<std::int64_t>(plan.tasks.size()) != declared)
     throw InputError(fmt::format("{}: the header declares {} tasks, the file has {}", where, declared, plan.tasks.size()));
   return plan;

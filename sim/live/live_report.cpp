@@ -35,6 +35,9 @@ std::string live_counts_table(const LiveReport& r) {
                                          r.ci.covers(*r.exact) ? "covered" : "NOT covered")
                            : "");
   s += fmt::format("  requests {}  wrong outcomes {}\n", check.requests, check.wrong);
+  if (!r.fallback.is_null())
+    s += fmt::format("  fallback after {}: {} requests to the second provider\n", r.fallback.value("after", 0),
+                     check.fallback_requests);
   if (r.throttle != "none")
     s += fmt::format("  retry throttle {}: ended {} tasks by denying a retry\n", r.throttle, check.throttled);
   for (const auto& [name, count] : check.outcomes)
@@ -45,7 +48,7 @@ std::string live_counts_table(const LiveReport& r) {
 }  // namespace
 
 LiveReport live_report(const LiveCheck& check, const Policy& policy, const std::optional<Model>& model,
-                       const FaultWeights& kinds) {
+                       const FaultWeights& kinds, const std::optional<Fallback>& fallback) {
   LiveReport r;
   r.check = &check;
   r.policy = policy;
@@ -54,6 +57,7 @@ LiveReport live_report(const LiveCheck& check, const Policy& policy, const std::
     ExactOptions eopt;
     eopt.distribution = false;
     eopt.kinds = kinds;
+    eopt.fallback = fallback;
     r.exact = exact_matrix(*model, policy, eopt).success;
   }
   return r;
@@ -67,12 +71,17 @@ Json live_json(const LiveReport& r) {
   Json mism = Json::array();
   for (auto t : check.mismatches) {
     const auto i = static_cast<std::size_t>(t);
-    mism.push_back(Json{{"task", t},
-                        {"oracle", check.oracle[i].outcome.name()},
-                        {"oracle_requests", check.oracle[i].requests},
-                        {"live", check.live[i].outcome.name()},
-                        {"live_requests", check.live[i].requests},
-                        {"error", check.live[i].error}});
+    Json m{{"task", t},
+           {"oracle", check.oracle[i].outcome.name()},
+           {"oracle_requests", check.oracle[i].requests},
+           {"live", check.live[i].outcome.name()},
+           {"live_requests", check.live[i].requests},
+           {"error", check.live[i].error}};
+    if (!r.fallback.is_null()) {
+      m["oracle_fallback_requests"] = check.oracle[i].fallback_requests;
+      m["live_fallback_requests"] = check.live[i].fallback_requests;
+    }
+    mism.push_back(std::move(m));
   }
   Json j{{"policy", std::string(to_string(policy.kind))},
          {"n", policy.n},
@@ -93,6 +102,10 @@ Json live_json(const LiveReport& r) {
          {"throttled", check.throttled},
          {"seed", r.seed},
          {"dialect", std::string(dialect_name(r.dialect))}};
+  if (!r.fallback.is_null()) {
+    j["fallback"] = r.fallback;
+    j["fallback_requests"] = check.fallback_requests;
+  }
   if (r.timeline) j["timeline"] = live_timeline_json(check);
   return j;
 }
@@ -103,9 +116,11 @@ std::string live_mismatch_lines(const LiveCheck& check) {
   std::string s;
   for (auto t : check.mismatches) {
     const auto i = static_cast<std::size_t>(t);
-    s += fmt::format("relsim live: MISMATCH task {}: oracle {} after {} requests, live {} after {} ({})\n", t,
+    const std::int64_t want = check.oracle[i].fallback_requests, got = check.live[i].fallback_requests;
+    s += fmt::format("relsim live: MISMATCH task {}: oracle {} after {} requests, live {} after {} ({}){}\n", t,
                      check.oracle[i].outcome.name(), check.oracle[i].requests, check.live[i].outcome.name(),
-                     check.live[i].requests, check.live[i].error);
+                     check.live[i].requests, check.live[i].error,
+                     want == got ? "" : fmt::format("; to the second provider: oracle {}, live {}", want, got));
   }
   return s;
 }

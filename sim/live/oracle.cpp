@@ -11,17 +11,34 @@
 
 namespace relsim {
 
-Prediction predict(const Policy& policy, const TaskPlan& task, const ClientTiming& timing, RetryThrottle* throttle) {
+namespace {
+
+// predict(), telling on_request(r) of each request the task sends and what it got.
+template <class OnRequest>
+Prediction predict_task(const Policy& policy, const TaskPlan& task, const ClientTiming& timing,
+                        RetryThrottle* throttle, int fallback_after, OnRequest&& on_request) {
   Prediction p;
   p.task = task.task;
+  if (fallback_after > 0 && task.fallback.empty())
+    throw InputError(fmt::format("task {}: the plan has no fallback column, and fallback-after = {} sends a call's "
+                                 "later requests to the second provider: make the plan with relsim plan "
+                                 "--fallback-after",
+                                 task.task, fallback_after));
   TaskRunner runner(policy);
   double wait = 0.0, paid = 0.0;
-  for (const PlannedRequest& r : task.requests) {
+  PlannedRequest last;  // the reply of the last request sent
+  for (std::size_t i = 0; i < task.requests.size(); ++i) {
     const CallState before = runner.state();
+    // The call's first fallback_after requests go to the first provider.
+    const bool second = fallback_after > 0 && before.used >= fallback_after;
+    const PlannedRequest& r = (second ? task.fallback : task.requests)[i];
+    p.fallback_requests += second ? 1 : 0;
+    on_request(r);
     const bool retry = before.used > 0;
     if (throttle) throttle->sent(retry);
     runner.feed(r);
     if (throttle) throttle->answered(retry, !r, paid);
+    last = r;
     paid = 0.0;  // what allow_retry takes below is the next request's
     if (r == FaultKind::slow_headers) wait += timing.header_timeout;
     if (r == FaultKind::stall) wait += runner.outcome().outcome == Outcome::hang ? timing.task_timeout : timing.idle_timeout;
@@ -40,11 +57,17 @@ Prediction predict(const Policy& policy, const TaskPlan& task, const ClientTimin
     throw InputError(fmt::format("task {}: its plan ends after {} requests, before the {} policy ends the task",
                                  task.task, task.requests.size(), to_string(policy.kind)));
   // A denied retry: the fault it would have retried ends the task.
-  p.outcome = p.throttled ? OutcomeClass{Outcome::env_error, task.requests[static_cast<std::size_t>(runner.requests() - 1)]}
-                          : runner.outcome();
+  p.outcome = p.throttled ? OutcomeClass{Outcome::env_error, last} : runner.outcome();
   p.requests = runner.requests();
   p.max_wait_seconds = std::min(wait, timing.task_timeout);
   return p;
+}
+
+}  // namespace
+
+Prediction predict(const Policy& policy, const TaskPlan& task, const ClientTiming& timing, RetryThrottle* throttle,
+                   int fallback_after) {
+  return predict_task(policy, task, timing, throttle, fallback_after, [](const PlannedRequest&) {});
 }
 
 namespace {
@@ -66,18 +89,20 @@ namespace {
 
 // Both oracles: each task predicted with `throttle_of(task)` (or none).
 template <class ThrottleOf>
-OracleResult oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing, ThrottleOf throttle_of) {
+OracleResult oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing, int fallback_after,
+                    ThrottleOf throttle_of) {
   validate(policy);
   validate(timing);
   OracleResult out;
   for (const TaskPlan& t : plan.tasks) {
-    Prediction p = predict(policy, t, timing, throttle_of(t.task));
+    Prediction p = predict_task(policy, t, timing, throttle_of(t.task), fallback_after, [&](const PlannedRequest& r) {
+      if (r) ++out.faults[static_cast<std::size_t>(*r)];
+    });
     if (p.throttled) ++out.throttled;
     ++out.outcomes[static_cast<std::size_t>(index_of(p.outcome))];
     out.requests += p.requests;
+    out.fallback_requests += p.fallback_requests;
     if (is_wrong(p.outcome.outcome)) ++out.wrong;
-    for (std::int64_t i = 0; i < p.requests; ++i)
-      if (t.requests[static_cast<std::size_t>(i)]) ++out.faults[static_cast<std::size_t>(*t.requests[static_cast<std::size_t>(i)])];
     if (!std::isnan(t.seconds)) add_planned_time(t, p, out);
     out.tasks.push_back(p);
   }
@@ -86,8 +111,8 @@ OracleResult oracle(const Policy& policy, const Plan& plan, const ClientTiming& 
 
 }  // namespace
 
-OracleResult run_oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing) {
-  return oracle(policy, plan, timing, [](std::int64_t) -> RetryThrottle* { return nullptr; });
+OracleResult run_oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing, int fallback_after) {
+  return oracle(policy, plan, timing, fallback_after, [](std::int64_t) -> RetryThrottle* { return nullptr; });
 }
 
 OracleResult run_oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing, const Throttle& throttle,
@@ -95,7 +120,7 @@ OracleResult run_oracle(const Policy& policy, const Plan& plan, const ClientTimi
   if (tenants < 0 || tenants > kMaxTenants)
     throw InputError(fmt::format("tenants = {} is out of range: it must be in [0, {}] (0: no key)", tenants, kMaxTenants));
   std::vector<RetryThrottle> throttles(static_cast<std::size_t>(std::max(tenants, 1)), RetryThrottle(throttle));
-  return oracle(policy, plan, timing, [&](std::int64_t task) {
+  return oracle(policy, plan, timing, 0, [&](std::int64_t task) {
     return &throttles[static_cast<std::size_t>(task % static_cast<std::int64_t>(throttles.size()))];
   });
 }

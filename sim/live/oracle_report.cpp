@@ -53,6 +53,11 @@ Json oracle_json(const OracleReport& r) {
                 {"successes", res.outcomes[0]},
                 {"outcomes", outcomes},    {"requests", res.requests},
                 {"faults", faults},        {"wrong", res.wrong}});
+  const bool fallback = plan_fallback_after(plan) > 0;
+  if (fallback) {
+    j["fallback"] = plan.header["fallback"];
+    j["fallback_requests"] = res.fallback_requests;
+  }
   if (res.timed) {
     j["chain"] = plan.header.value("chain", Json(nullptr));
     j["time"] = plan.header["time"];
@@ -64,6 +69,7 @@ Json oracle_json(const OracleReport& r) {
     for (const auto& p : res.tasks) {
       per.push_back(Json{{"task", p.task}, {"outcome", p.outcome.name()}, {"requests", p.requests},
                          {"max_wait_seconds", p.max_wait_seconds}});
+      if (fallback) per.back()["fallback_requests"] = p.fallback_requests;
       if (res.timed) per.back()["seconds"] = p.planned_seconds;
     }
     j["per_task"] = std::move(per);
@@ -77,6 +83,9 @@ std::string oracle_text(const OracleReport& r) {
   std::string s = fmt::format("relsim oracle: {} ({})\n", source, describe(r.policy));
   s += fmt::format("  tasks {}, done {}, requests {}, wrong {}\n", res.tasks.size(), res.outcomes[0], res.requests,
                    res.wrong);
+  if (plan_fallback_after(*r.plan) > 0)
+    s += fmt::format("  fallback after {}: {} requests to the second provider\n", plan_fallback_after(*r.plan),
+                     res.fallback_requests);
   if (res.timed)
     s += fmt::format("  time mode ({}): planned wall time per task, mean {:.6g} s\n",
                      oracle_time_words(r.plan->header["time"]), oracle_mean_seconds(res));

@@ -48,8 +48,11 @@ struct FallbackDraws {
   }
 };
 
-// on_request(request, lane): `request` nullopt for a good one, `lane` 0 for
-// the first provider, 1 for the second. after_call(c) as in walk_policy_task.
+// on_request(replies, lane): the request went to provider `lane` (0 the
+// first, 1 the second) and got replies[lane] (nullopt for a good one);
+// replies[1 - lane] is what the other provider would have answered (a
+// fallback plan's other column, plan_gen.hpp). after_call(c) as in
+// walk_policy_task.
 template <class OnRequest, class AfterCall>
 TaskRunner walk_fallback_task(const FallbackDraws& d, const Policy& policy, std::uint64_t seed, std::int64_t task,
                               OnRequest&& on_request, AfterCall&& after_call) {
@@ -64,13 +67,14 @@ TaskRunner walk_fallback_task(const FallbackDraws& d, const Policy& policy, std:
       bad[c] = rng::uniform(seed, rng::Stream::fallback_chain, t, 3 * i + c) < p_bad;
     }
     const int lane = runner.state().used < d.after ? 0 : 1;
-    last_bad = bad[static_cast<std::size_t>(lane)] || bad[2];
-    std::optional<FaultKind> reply;
-    if (last_bad)
-      reply = kind_of_word(d.cuts[static_cast<std::size_t>(lane)], rng::word(seed, rng::Stream::fallback_kind, t, i));
+    std::array<std::optional<FaultKind>, 2> replies;
+    for (std::size_t l = 0; l < 2; ++l)
+      if (bad[l] || bad[2]) replies[l] = kind_of_word(d.cuts[l], rng::word(seed, rng::Stream::fallback_kind, t, i));
+    const std::optional<FaultKind>& reply = replies[static_cast<std::size_t>(lane)];
+    last_bad = reply.has_value();
     const std::int64_t calls = runner.call();
     runner.feed(reply);
-    on_request(reply, lane);
+    on_request(replies, lane);
     if (runner.call() > calls && !after_call(calls)) break;
   }
   return runner;

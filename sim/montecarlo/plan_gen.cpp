@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include "relsim/core/error.hpp"
+#include "relsim/exact/fallback_report.hpp"
+#include "montecarlo/fallback_walk.hpp"
 #include "montecarlo/policy_walk.hpp"
 
 namespace relsim {
@@ -34,6 +36,32 @@ DrawnTask draw_task(const DrawScheme& s, const Policy& policy, std::uint64_t see
   return out;
 }
 
+// A task with a fallback: each request's reply from the provider it went to
+// and from the other, in the two columns.
+TaskPlan draw_fallback_task(const detail::FallbackDraws& d, const Policy& policy, std::uint64_t seed,
+                            std::int64_t task) {
+  TaskPlan plan;
+  plan.task = task;
+  const TaskRunner runner = detail::walk_fallback_task(
+      d, policy, seed, task,
+      [&](const std::array<PlannedRequest, 2>& replies, int) {
+        plan.requests.push_back(replies[0]);
+        plan.fallback.push_back(replies[1]);
+      },
+      [](std::int64_t) { return true; });
+  RELSIM_ASSERT(runner.ended());
+  return plan;
+}
+
+void check_fallback_plan(const Model& model, const Fallback& fallback, const Policy& policy) {
+  validate(fallback, policy);
+  if (fallback.timed())
+    throw InputError("a plan with a fallback is drawn in steps (--p2), not in seconds (--t-good2, --t-bad2) yet");
+  if (model.chain == ChainScope::continuous)
+    throw InputError("chain = continuous: a plan with a fallback (--fallback-after) covers the fresh scope only yet; "
+                     "use --chain fresh");
+}
+
 }  // namespace
 
 Plan generate_plan(const Model& model, const Policy& policy, const SimConfig& config) {
@@ -62,7 +90,13 @@ Plan generate_plan(const Model& model, const Policy& policy, const SimConfig& co
                      {"B", policy.B},
                      {"kinds", to_string(config.kinds)}};
   plan.tasks.resize(static_cast<std::size_t>(config.tasks));
-  if (model.chain == ChainScope::fresh) {
+  if (config.fallback) {
+    check_fallback_plan(model, *config.fallback, policy);
+    plan.header["fallback"] = fallback_json(model.p, *config.fallback);
+    const auto d = detail::FallbackDraws::make(model, *config.fallback, config.kinds);
+    for (std::int64_t t = 0; t < config.tasks; ++t)
+      plan.tasks[static_cast<std::size_t>(t)] = draw_fallback_task(d, policy, config.seed, t);
+  } else if (model.chain == ChainScope::fresh) {
     for (std::int64_t t = 0; t < config.tasks; ++t)
       plan.tasks[static_cast<std::size_t>(t)] = draw_task(s, policy, config.seed, t, Entry::task_start).plan;
   } else {

@@ -59,7 +59,12 @@ struct PolicyRun {
       cost += nano[static_cast<std::size_t>(lane)][r ? static_cast<std::size_t>(*r) : static_cast<std::size_t>(kFaultKinds)];
     };
     const TaskRunner runner =
-        fallback ? walk_fallback_task(*fallback, policy, config.seed, task, sent_request, after_call)
+        fallback ? walk_fallback_task(
+                       *fallback, policy, config.seed, task,
+                       [&](const std::array<std::optional<FaultKind>, 2>& replies, int lane) {
+                         sent_request(replies[static_cast<std::size_t>(lane)], lane);
+                       },
+                       after_call)
                  : walk_policy_task(
                        s, policy, config.seed, task, entry,
                        [&](const std::optional<FaultKind>& r, bool sent) {

@@ -107,7 +107,11 @@ std::size_t set_script(ServerState& state, std::int64_t task, const std::string&
     throw InputError("script body must be a JSON object {\"responses\": [...]}");
   auto script = parse_script(body.at("responses"));
   const std::size_t entries = script.size();
+  // "fallback": the entries of /t/{task}/fallback/, one per request as "responses".
+  std::optional<std::vector<ScriptEntry>> fallback;
+  if (body.contains("fallback")) fallback = parse_script(body.at("fallback"));
   state.set_script(task, std::move(script));
+  if (fallback) state.set_script(task, std::move(*fallback), ProviderPath::fallback);
   return entries;
 }
 

@@ -52,6 +52,7 @@ std::string request_line(const JournalRequest& r, int status, std::string_view h
   fmt::format_to(std::back_inserter(out), R"(,"body_bytes":{})", r.body_bytes);
   if (r.exhausted) out += R"(,"exhausted":true)";
   if (r.dialect == Dialect::openai) out += R"(,"dialect":"openai")";
+  if (r.fallback) out += R"(,"fallback":true)";
   if (r.tenant >= 0) fmt::format_to(std::back_inserter(out), R"(,"tenant":{})", r.tenant);
   if (!r.refused.empty()) out += R"(,"refused":)" + wire::json_text(Json(r.refused));
   if (!upstream.is_null()) out += R"(,"upstream":)" + wire::json_text(upstream);

@@ -42,6 +42,7 @@ struct JournalRequest {
   std::int64_t tenant = -1;  // provider mode: the x-api-key's tenant; -1: no "tenant" key
   std::string_view refused;  // provider mode: "quota" or "capacity" when it refused the request
   Dialect dialect = Dialect::anthropic;  // "dialect": "openai" on the line of an OpenAI-dialect request
+  bool fallback = false;                 // "fallback": true on the line of a request to the fallback path
 };
 
 class RequestJournal {

@@ -84,14 +84,15 @@ std::optional<std::string> not_answered(const std::string& text, Dialect dialect
 }
 
 // POST /t/{task}/v1/messages (or, in the OpenAI dialect,
-// /t/{task}/v1/chat/completions): checks the method and body (neither takes
+// /t/{task}/v1/chat/completions; `fallback`: under /t/{task}/fallback/): checks the method and body (neither takes
 // an entry), takes the task's next entry and has replay() answer it in the
 // request's dialect.
 net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task, double received, bool keep,
-                              Dialect dialect) {
+                              Dialect dialect, bool fallback) {
   ServerState& state = conn.state();
   const bool proxy = state.config().upstream.has_value();
   LoggedRequest rec = record(req, received, proxy, dialect);
+  rec.fallback = fallback;
   if (req.method() != http::verb::post) {
     state.log_unscripted(task, std::move(rec), 405);
     co_await conn.not_allowed(std::string(req.method_string()), "POST", keep, dialect);
@@ -182,7 +183,9 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
   const ServerConfig& c = conn.state().config();
   // The API's path after /t/{task} (the mock's) or as it is (the proxy's own paths).
   const bool prefixed = parts.size() >= 2 && parts[0] == "t";
-  const std::span<const std::string_view> api(parts.begin() + (prefixed ? 2 : 0), parts.end());
+  // The mock's second provider: /t/{task}/fallback/v1/... (a fallback plan's other column).
+  const bool fallback = prefixed && !c.upstream && parts.size() >= 3 && parts[2] == "fallback";
+  const std::span<const std::string_view> api(parts.begin() + (prefixed ? 2 : 0) + (fallback ? 1 : 0), parts.end());
   const bool is_messages = api.size() == 2 && api[0] == "v1" && api[1] == "messages";
   // The OpenAI dialect: /v1/chat/completions, served by the mock and forwarded with faults by the proxy.
   const bool is_chat = api.size() == 3 && api[0] == "v1" && api[1] == "chat" && api[2] == "completions";
@@ -201,12 +204,14 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
                                          path.substr(0, 200), c.upstream ? "the proxy forwards" : "the mock serves",
                                          c.upstream ? " and /v1/messages (and /v1/chat/completions), with faults, "
                                                       "and the API's other /v1/ paths as they are"
-                                                    : " and POST /t/{task}/v1/chat/completions"),
+                                                    : ", POST /t/{task}/v1/chat/completions and the same under "
+                                                      "/t/{task}/fallback/"),
                              keep);
     co_return keep;
   }
   if (passed) co_return (co_await pass_through(conn, req, *task, keep)).keep;
-  co_return co_await messages(conn, req, *task, received, keep, is_chat ? Dialect::openai : Dialect::anthropic);
+  co_return co_await messages(conn, req, *task, received, keep, is_chat ? Dialect::openai : Dialect::anthropic,
+                              fallback);
 }
 
 }  // namespace relsim::mock

@@ -176,12 +176,25 @@ void Server::set_script(std::int64_t task, std::vector<ScriptEntry> entries) {
   impl_->state.set_script(task, std::move(entries));
 }
 
+void Server::set_fallback_script(std::int64_t task, std::vector<ScriptEntry> entries) {
+  impl_->state.set_script(task, std::move(entries), mock::ProviderPath::fallback);
+}
+
+namespace {
+
+std::vector<ScriptEntry> script_of_plan(const std::vector<PlannedRequest>& requests) {
+  std::vector<ScriptEntry> entries;
+  entries.reserve(requests.size());
+  for (const PlannedRequest& r : requests) entries.push_back(r ? ScriptEntry::of(*r) : ScriptEntry::ok());
+  return entries;
+}
+
+}  // namespace
+
 void Server::load_plan(const Plan& plan) {
   for (const TaskPlan& t : plan.tasks) {
-    std::vector<ScriptEntry> entries;
-    entries.reserve(t.requests.size());
-    for (const PlannedRequest& r : t.requests) entries.push_back(r ? ScriptEntry::of(*r) : ScriptEntry::ok());
-    set_script(t.task, std::move(entries));
+    set_script(t.task, script_of_plan(t.requests));
+    if (!t.fallback.empty()) set_fallback_script(t.task, script_of_plan(t.fallback));
   }
   impl_->state.set_plan_header(plan.header);
 }

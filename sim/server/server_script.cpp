@@ -158,6 +158,7 @@ Json to_json(const LoggedRequest& r) {
          {"received_ms", r.received_ms},
          {"finished_ms", r.finished_ms ? Json(*r.finished_ms) : Json(nullptr)}};
   if (r.tenant >= 0) j["tenant"] = r.tenant;
+  if (r.fallback) j["fallback"] = true;
   return j;
 }
 

@@ -30,6 +30,7 @@ JournalRequest journal_request(std::int64_t task, const LoggedRequest& r) {
   j.received_ms = r.received_ms;
   j.tenant = r.tenant;
   j.dialect = r.dialect;
+  j.fallback = r.fallback;
   return j;
 }
 
@@ -43,7 +44,7 @@ std::string ServerState::fresh_request_id() { return fmt::format("req_relsim_x{}
 
 // --- scripts and logs ---------------------------------------------------------
 
-void ServerState::set_script(std::int64_t task, std::vector<ScriptEntry> entries) {
+void ServerState::set_script(std::int64_t task, std::vector<ScriptEntry> entries, ProviderPath path) {
   if (outage_)
     throw InputError("the server runs in outage mode (--outage): every task is answered by the outage schedule, "
                      "scripts do not apply");
@@ -61,7 +62,15 @@ void ServerState::set_script(std::int64_t task, std::vector<ScriptEntry> entries
                                    tasks_.size() + 1, config_.max_tasks));
     it = tasks_.emplace(task, TaskState{}).first;
   }
-  it->second.script.assign(std::make_move_iterator(entries.begin()), std::make_move_iterator(entries.end()));
+  TaskState& t = it->second;
+  if (path == ProviderPath::fallback) {
+    t.fallback.assign(std::make_move_iterator(entries.begin()), std::make_move_iterator(entries.end()));
+    t.has_fallback = true;
+    return;
+  }
+  t.script.assign(std::make_move_iterator(entries.begin()), std::make_move_iterator(entries.end()));
+  t.fallback.clear();
+  t.has_fallback = false;
 }
 
 // Appends to the task's log unless a cap is reached.
@@ -101,6 +110,12 @@ Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
     } else {
       p.why = fmt::format("task {} has no script: set one with POST /control/tasks/{}/script", task, task);
     }
+    if (found != nullptr && r.fallback && !found->has_fallback) {
+      p.why = fmt::format("task {} has no fallback column: the path /t/{}/fallback/ answers a plan made with "
+                          "relsim plan --fallback-after (or a script with \"fallback\" entries)",
+                          task, task);
+      found = nullptr;
+    }
     if (found == nullptr) return p;
     TaskState& t = *found;
     p.index = r.index = t.served++;
@@ -113,7 +128,9 @@ Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
       t.last_bad = kind.has_value();
       t.script.push_back(kind ? ScriptEntry::of(*kind) : ScriptEntry::ok());
     }
-    if (t.script.empty()) {
+    std::deque<ScriptEntry>& column = r.fallback ? t.fallback : t.script;
+    std::deque<ScriptEntry>& other = r.fallback ? t.script : t.fallback;
+    if (column.empty()) {
       p.why = fmt::format(
           "the script of task {} is exhausted after {} requests: the client sent more requests than the plan "
           "holds (make the plan with relsim plan --max-requests)",
@@ -123,8 +140,9 @@ Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
       line.exhausted = true;
     } else {
       p.found = true;
-      p.entry = std::move(t.script.front());
-      t.script.pop_front();
+      p.entry = std::move(column.front());
+      column.pop_front();
+      if (!other.empty()) other.pop_front();
       ++t.taken;
       p.epoch = t.release_epoch;
       r.entry = p.entry;

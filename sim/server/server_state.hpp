@@ -37,8 +37,16 @@ class Connection;
 inline constexpr std::size_t kMaxGates = 10'000;
 inline constexpr std::size_t kNotLogged = static_cast<std::size_t>(-1);
 
+// Which provider's path a request came to: /t/{task}/v1/... or
+// /t/{task}/fallback/v1/... (Server::set_fallback_script).
+enum class ProviderPath { first, fallback };
+
 struct TaskState {
   std::deque<ScriptEntry> script;
+  // The fallback column: taken in step with `script`, one entry of each per
+  // request, so that entry i of either answers request i.
+  std::deque<ScriptEntry> fallback;
+  bool has_fallback = false;
   std::int64_t served = 0;  // requests that took an entry or found the script exhausted: the next one's index
   std::int64_t taken = 0;   // entries taken so far
   std::vector<LoggedRequest> log;
@@ -89,15 +97,19 @@ class ServerState {
   int port() const { return port_; }
 
   // --- scripts and logs -------------------------------------------------------
-  // Throws InputError in outage and chain modes.
-  void set_script(std::int64_t task, std::vector<ScriptEntry> entries);
+  // Throws InputError in outage and chain modes. The first route's script
+  // replaces the task's remaining one and drops its fallback column; the
+  // fallback route's sets that column.
+  void set_script(std::int64_t task, std::vector<ScriptEntry> entries, ProviderPath path = ProviderPath::first);
   // Takes the task's next entry and logs the request (with the entry, or
   // with status 404 when the script is exhausted; not at all for a task
   // without a script), in the task's log and as an open journal line. In
   // outage mode the entry is ok or the outage's fault kind, by the
   // schedule's state at the request's received_ms, for any task (the first
   // request of a task creates it); in chain mode, the chain's next step of
-  // that task.
+  // that task. A request to the fallback path (request.fallback) takes the
+  // task's fallback column's entry, and the script's is dropped with it; a
+  // task without that column answers it not found.
   Popped pop(std::int64_t task, LoggedRequest&& request);
   // Outage mode: the schedule up to now; nullopt without.
   std::optional<OutageView> outage_view();

@@ -1,4 +1,4 @@
-// Option rules declared on the options (sim/cli/option_rules.hpp): which
+// Option rules declared on the options (include/relsim/options/option_rules.hpp): which
 // options go together, which need time mode and which it refuses. Each is
 // refused while CLI11 parses, with the project's whole line, before any
 // work; and the same options in the mode they belong to are taken (the

@@ -100,6 +100,11 @@ struct ClientConfig {
   // and its count concurrency × tasks_per_agent. 0: the sliding window, where
   // task t belongs to tenant t mod tenants.
   std::int64_t tasks_per_agent = 0;
+  // A fallback to a second provider (core/fallback.hpp; docs/model.md,
+  // Fallback): a call's first `fallback_after` requests go to the task's
+  // path, its later ones (of either layer) to the second provider's,
+  // /t/{task}/fallback/v1/... on the same server. 0: no fallback.
+  int fallback_after = 0;
 
   // The tenant of task `task`: 0 without tenants.
   int tenant_of(std::int64_t task) const;
@@ -134,6 +139,8 @@ struct LiveTask {
   // With ClientConfig::pool: per request sent, the wall seconds it waited
   // for a connection of its tenant's pool.
   std::vector<double> pool_waits;
+  // With ClientConfig::fallback_after: the requests sent to the second provider.
+  std::int64_t fallback_requests = 0;
 };
 
 // Runs tasks first_task .. first_task + count - 1 against the server at
@@ -260,6 +267,7 @@ class MessageStream {
 std::string request_body(std::int64_t task, std::int64_t call, Dialect dialect = Dialect::anthropic);
 std::string expected_text(std::int64_t task);
 // "/t/{task}/v1/messages", or "/t/{task}/v1/chat/completions" in the OpenAI dialect.
-std::string request_target(std::int64_t task, Dialect dialect = Dialect::anthropic);
+// With `fallback`: the second provider's, /t/{task}/fallback/v1/....
+std::string request_target(std::int64_t task, Dialect dialect = Dialect::anthropic, bool fallback = false);
 
 }  // namespace relsim

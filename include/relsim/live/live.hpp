@@ -26,6 +26,7 @@ struct LiveCheck {
   std::map<std::string, std::int64_t> outcomes;  // live outcome name -> tasks
   std::int64_t successes = 0, requests = 0, wrong = 0;
   std::int64_t throttled = 0;  // live tasks a throttle ended (the oracle's are in `oracle`)
+  std::int64_t fallback_requests = 0;  // live requests sent to the second provider
   double wall_seconds = 0.0;  // the live part: server up to last task done
   // With LiveOptions::keep_logs: the server's log of each task (requests as
   // it saw them, in order, with their retry-count header and times), after
@@ -45,6 +46,11 @@ struct LiveOptions {
   // oracle over the tasks in plan order: needs concurrency 1, where the
   // order of the answers, and so every decision of the throttle, is the plan's.
   Throttle throttle;
+  // A fallback (ClientConfig::fallback_after) over a plan with a fallback
+  // column: the client sends a call's later requests to the second
+  // provider's path, the oracle reads them from that column, and a task
+  // whose split between the two differs is a mismatch. 0: none.
+  int fallback_after = 0;
 };
 
 // Runs every task of `plan` live under `policy`. Throws InputError for bad

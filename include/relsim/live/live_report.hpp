@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "relsim/core/fallback.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/json.hpp"
 #include "relsim/core/model.hpp"
@@ -27,18 +28,25 @@ struct LiveReport {
   std::string fault, times;       // a scripted run (--fault, --times); fault empty otherwise
   bool timeline = false;          // --timeline: the JSON adds "timeline" (needs check->logs)
   Dialect dialect = Dialect::anthropic;  // the API the client spoke (--dialect)
+  // A fallback to a second provider: as the plan's header gives it
+  // ("fallback", plan_gen.hpp); null without.
+  Json fallback;
 };
 
 // The report of `check` under `policy`: its interval and, for a plan drawn
-// from `model` with fault weights `kinds`, the exact value that interval
-// should cover; the givens (throttle, seed, ...) are left for the caller.
+// from `model` with fault weights `kinds` (and `fallback`, a second
+// provider), the exact value that interval should cover; the givens
+// (throttle, seed, the fallback's JSON ...) are left for the caller.
 LiveReport live_report(const LiveCheck& check, const Policy& policy, const std::optional<Model>& model,
-                       const FaultWeights& kinds);
+                       const FaultWeights& kinds, const std::optional<Fallback>& fallback = std::nullopt);
 
 // {"policy", "n", "r", "s", "tasks", "successes", "ci_low", "ci_high",
 // "exact" (null unless drawn from a model), "outcomes", "requests", "wrong",
 // "mismatches", "mismatched_tasks", "wall_seconds", "throttle", "throttled",
-// "seed"}, and "timeline" (live_timeline_json) with report.timeline.
+// "seed"}, and "timeline" (live_timeline_json) with report.timeline; with
+// a fallback, "fallback" (report.fallback) and "fallback_requests" (live),
+// and each mismatched task's "oracle_fallback_requests" and
+// "live_fallback_requests".
 Json live_json(const LiveReport& report);
 
 // A scripted run: every task, live against the oracle. Otherwise the counts

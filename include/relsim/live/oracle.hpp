@@ -22,6 +22,7 @@ struct Prediction {
   // A time-mode plan's wall time for the task (TaskPlan::seconds); NaN otherwise.
   double planned_seconds = std::numeric_limits<double>::quiet_NaN();
   bool throttled = false;  // a retry throttle denied its retry (run_oracle with a throttle)
+  std::int64_t fallback_requests = 0;  // of `requests`, those sent to the second provider
 };
 
 struct OracleResult {
@@ -35,6 +36,7 @@ struct OracleResult {
   bool timed = false;
   std::int64_t planned_microseconds = 0;
   std::int64_t throttled = 0;  // tasks a retry throttle ended
+  std::int64_t fallback_requests = 0;  // requests sent to the second provider
 };
 
 // Throws InputError when a task's plan ends before the policy ends the task,
@@ -43,9 +45,12 @@ struct OracleResult {
 // With `throttle`, the tenant's throttle is told of every request and asked
 // before every retry; a denied retry ends the task env_error with the fault
 // it would have retried.
+// With `fallback_after` > 0 (a fallback, ClientConfig::fallback_after) a
+// call's requests from that one on take the plan's fallback column (throws
+// InputError for a task without one); 0: the first column only.
 Prediction predict(const Policy& policy, const TaskPlan& task, const ClientTiming& timing,
-                   RetryThrottle* throttle = nullptr);
-OracleResult run_oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing);
+                   RetryThrottle* throttle = nullptr, int fallback_after = 0);
+OracleResult run_oracle(const Policy& policy, const Plan& plan, const ClientTiming& timing, int fallback_after = 0);
 
 // With a retry throttle (relsim live --throttle): the tasks run one after
 // another in plan order, task t on tenant t mod tenants (1 for 0), each

@@ -19,7 +19,11 @@ namespace relsim {
 
 // The requests simulate(model, policy, config) draws for each task: every
 // request of each call the task reaches under `policy` (a call's run of bad
-// requests is listed whole, up to the most a call can send).
+// requests is listed whole, up to the most a call can send). With
+// config.fallback (in steps, fresh scope) each task has a fallback column
+// too (formats/plan.hpp), walked request by request as simulate walks it:
+// exactly the requests `policy` sends, each provider's reply to each, and
+// the header has "fallback" (exact/fallback_report.hpp's fallback_json).
 Plan generate_plan(const Model& model, const Policy& policy, const SimConfig& config);
 
 // Time mode: the requests simulate_time(time, policy, config) sends for each

@@ -100,6 +100,7 @@ struct LoggedRequest {
   std::int64_t index = -1;     // which request of the task (k of msg_relsim_{task}_{k}); -1: none
   std::int64_t tenant = -1;    // with a provider: its x-api-key's tenant number; -1: none
   Dialect dialect = Dialect::anthropic;  // the endpoint it came to: /v1/messages or /v1/chat/completions
+  bool fallback = false;       // it came to the second provider's path, /t/{task}/fallback/v1/...
   int status = 0;              // 0: no status line sent (reset, empty, garbage, held and gone)
   std::string end;             // how it ended: complete, closed, reset, client_gone, stopped; "" while open
   double received_ms = 0.0;    // request read, ms since the server started
@@ -199,8 +200,15 @@ class Server {
   // Replaces the task's remaining script (task >= 0). Throws InputError past
   // max_tasks tasks or kMaxScriptEntries entries.
   void set_script(std::int64_t task, std::vector<ScriptEntry> entries);
-  // Every task of the plan: its requests, "ok" or the fault kind, in order;
-  // GET /control/tasks shows the plan's header.
+  // The task's second column (a fallback plan's, formats/plan.hpp): what
+  // each of its requests gets at /t/{task}/fallback/v1/... instead of
+  // /t/{task}/v1/...; entry i answers the task's request i, whichever path
+  // the requests before it took. Replaces the task's remaining one; throws
+  // InputError as set_script.
+  void set_fallback_script(std::int64_t task, std::vector<ScriptEntry> entries);
+  // Every task of the plan: its requests, "ok" or the fault kind, in order
+  // (and its fallback column, if it has one); GET /control/tasks shows the
+  // plan's header.
   void load_plan(const Plan& plan);
   TaskLog log(std::int64_t task) const;
 

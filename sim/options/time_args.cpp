@@ -1,6 +1,8 @@
 // The time options every command with a model takes (docs/time.md): the
 // chain's mean sojourns in seconds, how long requests take, the waits
 // between them. Without them a command runs the discrete model as before.
+#include "relsim/options/time_args.hpp"
+
 #include <cmath>
 #include <string>
 
@@ -12,8 +14,7 @@
 #include "relsim/core/time_model.hpp"
 #include "relsim/client/timing.hpp"
 #include "relsim/fit/fit_report.hpp"
-#include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
 

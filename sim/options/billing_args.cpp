@@ -1,10 +1,11 @@
 // --input-tokens, --output-tokens, --price-in, --price-out and --break-at
-// (commands.hpp): what a request costs, read strictly.
+// (billing_args.hpp): what a request costs, read strictly.
+#include "relsim/options/billing_args.hpp"
+
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
 

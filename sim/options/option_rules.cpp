@@ -1,4 +1,4 @@
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 #include <utility>
 

@@ -1,10 +1,11 @@
-// --tool-faults and --harness (commands.hpp): the tool calls of exact and
+// --tool-faults and --harness (tool_args.hpp): the tool calls of exact and
 // simulate, read strictly.
+#include "relsim/options/tool_args.hpp"
+
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "cli/commands.hpp"
-#include "cli/option_rules.hpp"
+#include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
 
