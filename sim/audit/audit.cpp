@@ -19,6 +19,7 @@ std::string_view to_string(Check check) {
     case Check::wait: return "wait";
     case Check::retry_count: return "retry_count";
     case Check::exhausted: return "exhausted";
+    case Check::provider: return "provider";
   }
   return "?";
 }
@@ -127,6 +128,28 @@ void check_requests(const AuditOptions& opt, const Expected& e, const TaskPlan& 
   }
 }
 
+// A fallback's audit: the first request sent to another provider than the
+// policy's, which sends a call's requests from the fallback_after-th on to
+// the second (a log without a fallback sent every request to the first).
+void check_provider(const AuditOptions& opt, const Expected& e, const TaskObservation& o, std::vector<Finding>& out) {
+  const std::int64_t m = std::min(e.count, o.sent);
+  const auto name = [](bool second) { return second ? "second" : "first"; };
+  for (std::int64_t i = 0; i < m; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const bool want = opt.fallback_after > 0 && e.before[u].used >= opt.fallback_after;
+    const bool sent = u < o.fallback.size() && o.fallback[u];
+    if (want == sent) continue;
+    out.push_back({Check::provider, std::max<std::int64_t>(i - 1, 0),
+                   fmt::format("request {} (the call's request {}) went to the {} provider, the policy {} sends it to "
+                               "the {}",
+                               i, e.before[u].used + 1, name(sent),
+                               opt.fallback_after > 0 ? fmt::format("with a fallback after {}", opt.fallback_after)
+                                                      : std::string("without a fallback"),
+                               name(want))});
+    return;
+  }
+}
+
 std::vector<std::int64_t> requests_per_call(const TaskPlan& plan, const TaskObservation& o) {
   std::vector<std::int64_t> calls;
   std::int64_t count = 0;
@@ -170,6 +193,7 @@ TaskAudit check_task(const AuditOptions& options, const TaskPlan& plan, const Ta
   std::vector<Finding> found;
   check_counts(e, plan, obs, audit_detail::observed_with(obs, plan, options.accept, options.policy.n), found);
   check_requests(options, e, plan, obs, found);
+  check_provider(options, e, obs, found);
   std::int64_t blame = -1;
   for (const Finding& f : found) {
     a.checks |= 1U << static_cast<unsigned>(f.check);
@@ -250,12 +274,12 @@ void tally(AuditResult& res, const TaskAudit& a, const TaskObservation& o) {
 
 AuditResult run_audit(const Plan& plan, const Observations& obs, const AuditOptions& options) {
   validate(options);
-  if (plan_fallback_after(plan) > 0)
-    throw InputError("the plan has a fallback to a second provider: auditing a client over two providers is not "
-                     "covered yet (relsim live --fallback-after checks relsim's own client against it)");
+  for (const TaskPlan& t : plan.tasks)
+    RELSIM_ASSERT(t.fallback.empty());  // routed_plan first: each request's entry from the path it went to
   AuditResult res;
   res.policy = options.policy;
   res.accept = options.accept;
+  res.fallback_after = options.fallback_after;
   res.tasks.reserve(obs.tasks.size());
   for (const TaskObservation& o : obs.tasks) {
     const TaskPlan& tp = plan.tasks[static_cast<std::size_t>(o.task)];

@@ -77,6 +77,25 @@ std::string policy_lines(const AuditReport& r) {
   return out;
 }
 
+namespace {
+
+// A fallback plan's audit: the K audited, the K inferred, the requests per provider.
+std::string fallback_lines(const AuditReport& r) {
+  if (!r.two_providers) return "";
+  const Observations& obs = *r.obs;
+  std::int64_t second = 0;
+  for (const TaskObservation& o : obs.tasks) second += std::count(o.fallback.begin(), o.fallback.end(), true);
+  const int after = r.result->fallback_after;
+  std::string out =
+      fmt::format("  two providers: {} of {} requests sent to the second; audited {}\n", second, r.result->sent,
+                  after > 0 ? fmt::format("with a fallback after {} request{} of a call", after, after == 1 ? "" : "s")
+                            : std::string("without a fallback"));
+  if (r.fallbacks) out += fmt::format("  your loop's fallback: {}\n", describe_fallbacks(*r.fallbacks));
+  return out;
+}
+
+}  // namespace
+
 // How x-stainless-retry-count was read (RetryHeaderReading).
 std::string header_line(const RetryHeaderReading& h) {
   if (h.mode == RetryHeaderMode::off) return "  x-stainless-retry-count: not checked (--no-retry-header)\n";
@@ -238,7 +257,7 @@ std::string audit_summary(const AuditReport& r) {
   const Observations& obs = *r.obs;
   std::string out = fmt::format("relsim audit: {} against {} ({} tasks, n = {} calls)\n", r.log_path, r.plan_path,
                                 obs.plan_tasks, res.policy.n);
-  out += policy_lines(r) + header_line(obs.header) + wait_lines(r);
+  out += policy_lines(r) + fallback_lines(r) + header_line(obs.header) + wait_lines(r);
   if (const std::string accepted = to_string(res.accept); !accepted.empty())
     out += fmt::format("  accepted as the client's rules (--accept): {}\n", accepted);
   out += fmt::format("  tasks: {} audited, {} not run, {} with no outcome to check\n", obs.tasks.size(), obs.not_run,
@@ -265,6 +284,23 @@ std::string audit_per_task(const AuditReport& r) {
   }
   return out;
 }
+
+namespace {
+
+// null without a fallback plan; else {"after": K audited (0: none),
+// "second_requests", "candidates": the K that explain the paths (--infer;
+// 0 is no fallback), "described"}.
+Json fallback_json(const AuditReport& r) {
+  if (!r.two_providers) return nullptr;
+  std::int64_t second = 0;
+  for (const TaskObservation& o : r.obs->tasks) second += std::count(o.fallback.begin(), o.fallback.end(), true);
+  Json j{{"after", r.result->fallback_after}, {"second_requests", second}};
+  j["candidates"] = r.fallbacks ? Json(*r.fallbacks) : Json(nullptr);
+  j["described"] = r.fallbacks ? Json(describe_fallbacks(*r.fallbacks)) : Json(nullptr);
+  return j;
+}
+
+}  // namespace
 
 Json audit_json(const AuditReport& r) {
   const AuditResult& res = *r.result;
@@ -300,6 +336,7 @@ Json audit_json(const AuditReport& r) {
       {"retry_header", header_json(obs.header)},
       {"waits", waits_json(r)},
       {"accepted", to_string(res.accept)},
+      {"fallback", fallback_json(r)},
       {"amplification", amp ? Json(*amp) : Json()},
       {"hangs", res.hangs},
       {"outcomes", Json{{"expected", outcome_counts(res.expected_outcomes)},

@@ -67,7 +67,10 @@ std::string finding_of(const TaskAudit& a, const TaskObservation& o) {
            "client's doing (upstream)";
   const std::string kind = a.blame.empty() ? "request" : a.blame;
   std::string line;
-  if (a.failed(Check::outcome) && o.outcome) line = outcome_finding(a, o);
+  // A request to the other provider met another entry: that explains the rest.
+  if (a.failed(Check::provider))
+    line = "the client moved to the second provider at another request of a call than its fallback rule says";
+  else if (a.failed(Check::outcome) && o.outcome) line = outcome_finding(a, o);
   else if (a.failed(Check::requests) && o.sent < a.expected && o.outcome == Outcome::done && !a.blame.empty() &&
            a.blame != "ok")
     line = accepted_as_done(kind, o.dialect);  // it went on after the fault as after an answer

@@ -27,7 +27,12 @@ void check_same_plan(const Plan& plan, const RequestLog& log) {
     if (r.index < 0) continue;
     const std::string at = fmt::format("{}:{}: the log is from another plan: task {}", log.where, r.line, r.task);
     if (r.task >= tasks) throw InputError(fmt::format("{} is not in the plan ({} tasks)", at, tasks));
-    const auto& script = plan.tasks[static_cast<std::size_t>(r.task)].requests;
+    const TaskPlan& task = plan.tasks[static_cast<std::size_t>(r.task)];
+    if (r.fallback && task.fallback.empty())
+      throw InputError(fmt::format("{}: request {} went to the second provider's path, and the plan has no fallback "
+                                   "column",
+                                   at, r.index));
+    const auto& script = r.fallback ? task.fallback : task.requests;
     const auto length = static_cast<std::int64_t>(script.size());
     if (r.exhausted && r.index < length)
       throw InputError(fmt::format("{}: request {} found the script exhausted, the plan holds {} requests", at,
@@ -85,6 +90,7 @@ TaskObservation observe_task(std::int64_t task, const std::vector<const RequestL
     o.received_ms.push_back(r.received_ms);
     o.finished_ms.push_back(r.finished_ms);
     if (r.dialect == Dialect::openai) o.dialect = Dialect::openai;
+    o.fallback.push_back(r.fallback);
     if (r.upstream_failed && o.upstream_failed.empty())
       o.upstream_failed = fmt::format("request {}: {}", r.index, *r.upstream_failed);
   }

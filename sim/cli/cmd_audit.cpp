@@ -32,6 +32,8 @@ struct AuditArgs {
   double wait_tolerance = 0.5;
   ClientTiming timing;
   CLI::Option* n_opt = nullptr;
+  int fallback_after = 0;  // --fallback-after; a fallback plan's own K unless given
+  CLI::Option* fallback_opt = nullptr;
 };
 
 // --n, else the plan header's "n".
@@ -93,17 +95,36 @@ int run_audit_command(const AuditArgs& a) {
   if (a.no_retry_header) read_retry_header(obs, RetryHeaderMode::off);
   else if (a.inner_retries >= 0) read_retry_header(obs, RetryHeaderMode::given, a.inner_retries);
   AuditReport report{plan_name, a.log, &obs, nullptr, std::nullopt, std::nullopt};
+  // Two providers: every check runs over the entries the client met on the
+  // paths it took (routed_plan); the provider check compares the paths.
+  report.two_providers = plan_fallback_after(plan) > 0;
+  if (a.fallback_opt->count() && !report.two_providers)
+    throw InputError(fmt::format("--fallback-after: {} has no fallback column: a client's two providers are audited "
+                                 "over a plan made with relsim plan --fallback-after",
+                                 plan_name));
+  // --infer routes by the paths alone (the entries past a task's requests do not matter to its search).
+  options.fallback_after = a.fallback_opt->count() ? a.fallback_after : a.infer ? 0 : plan_fallback_after(plan);
+  const auto route = [&] {
+    return report.two_providers ? routed_plan(plan, obs, options.policy, options.accept, options.fallback_after) : plan;
+  };
+  Plan audited = route();
   if (a.infer) {
-    report.infer = infer_policy(plan, obs, n, options.accept);
-    choose_headline(plan, obs, options, *report.infer, fit_backoff);
+    report.infer = infer_policy(audited, obs, n, options.accept);
+    choose_headline(audited, obs, options, *report.infer, fit_backoff);
     options.policy = report.infer->consistent.empty() ? report.infer->closest.front()
                                                       : report.infer->consistent[report.infer->headline];
+    if (report.two_providers) {
+      // The fallback after the policy: no fallback when that explains the paths, else the smallest K that does.
+      report.fallbacks = infer_fallback(audited, obs, options.policy, options.accept);
+      if (!report.fallbacks->empty()) options.fallback_after = report.fallbacks->front();
+      audited = route();
+    }
   }
   if (options.check_waits) {
-    report.waits = fit_waits(plan, obs, options, fit_backoff);
+    report.waits = fit_waits(audited, obs, options, fit_backoff);
     options = with_waits(options, *report.waits);
   }
-  const AuditResult result = run_audit(plan, obs, options);
+  const AuditResult result = run_audit(audited, obs, options);
   report.result = &result;
   // The file first: a failure to write it is bad input with nothing printed.
   if (!a.out.empty()) write_file_atomically(a.out, audit_csv(report));
@@ -149,6 +170,14 @@ Runner add_audit(CLI::App& app) {
       ->excludes(r)
       ->excludes(B);
   a->n_opt = cmd->add_option("--n", a->n, fmt::format("model calls per task, in [1, {}]; default: the plan's", kMaxCalls));
+  a->fallback_opt = cmd->add_option(
+      "--fallback-after", a->fallback_after,
+      fmt::format("a plan with two providers (relsim plan --fallback-after): the policy sends a call's requests from "
+                  "the K+1-th on to the second, in [0, {}] (0: no fallback); default: the plan's K, or with --infer "
+                  "the K that explains the paths",
+                  kMaxRequestsPerCall));
+  refuse_with(a->fallback_opt, cmd->get_option("--infer"),
+              "--fallback-after and --infer both given: --infer finds the fallback that explains the paths");
   cmd->add_flag("--json", a->json, "print one JSON object (docs/audit.md) instead of the summary");
   add_require_option(*cmd, a->require, kAuditMetrics);
   cmd->add_flag("--per-task", a->per_task,

@@ -148,6 +148,10 @@ RequestLine parse_request(const Json& j, const At& at) {
       throw InputError(fmt::format("{}: \"dialect\" = {} is not \"anthropic\" or \"openai\"", at, json_excerpt(*d)));
     r.dialect = parse_dialect(d->get_ref<const std::string&>());
   }
+  if (const auto fb = j.find("fallback"); fb != j.end()) {
+    if (!fb->is_boolean()) throw InputError(fmt::format("{}: \"fallback\" must be true or false", at));
+    r.fallback = fb->get<bool>();
+  }
   if (const auto up = j.find("upstream"); up != j.end()) r.upstream_failed = upstream_failure(*up, at);
   // An index is taken exactly when an entry is served or the script is found exhausted.
   if ((r.index >= 0) != (r.served || r.exhausted) || (r.served && r.exhausted))

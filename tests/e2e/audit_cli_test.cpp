@@ -102,7 +102,7 @@ TEST(AuditCli, AgainstLayeredTheNaiveLoopMismatchesWithJsonAndCsv) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"tasks", "mismatches", "policy", "consistent", "closest", "headline_rule",
-                                            "retry_header", "waits", "accepted", "amplification", "hangs",
+                                            "retry_header", "waits", "accepted", "fallback", "amplification", "hangs",
                                             "outcomes", "requests"}));
   EXPECT_EQ(j["policy"], nlohmann::ordered_json::parse(R"({"policy": "layered", "s": 2, "r": 2, "B": null})"));
   EXPECT_TRUE(j["consistent"].empty());

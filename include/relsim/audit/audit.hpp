@@ -24,6 +24,10 @@
 //                around the SDK starts a fresh SDK call (header 0) each time
 //   exhausted    the client ran past its task's script (more requests than
 //                the plan holds for any audited policy)
+//   provider     with a fallback plan (two providers, docs/model.md,
+//                Fallback): each request went to the provider the policy with
+//                its fallback after K sends it to (the first for a call's
+//                first K requests, the second after)
 // A policy is *consistent* with a task when all checks but `wait` pass.
 #include <array>
 #include <cstdint>
@@ -40,8 +44,8 @@
 
 namespace relsim {
 
-enum class Check : std::uint8_t { requests, outcome, wait, retry_count, exhausted };
-inline constexpr int kChecks = 5;
+enum class Check : std::uint8_t { requests, outcome, wait, retry_count, exhausted, provider };
+inline constexpr int kChecks = 6;
 std::string_view to_string(Check check);
 
 // A value of x-stainless-retry-count that was not sent, or was not a count.
@@ -65,6 +69,9 @@ struct TaskObservation {
   // "request K: WHAT"; "" when none did.
   std::string upstream_failed;
   Dialect dialect = Dialect::anthropic;  // openai when any of its requests was a chat completion: the findings' words
+  // Per request: it went to the second provider's path (a fallback plan's,
+  // docs/wire.md); all false for a log without a fallback.
+  std::vector<bool> fallback;
 };
 
 // How x-stainless-retry-count is read. It counts the retries of the official
@@ -152,6 +159,9 @@ struct AuditOptions {
   // Wall seconds a retry after an http_429 waits when the client honours the
   // server's retry-after (wait_fit.hpp); nullopt: its backoff.
   std::optional<double> retry_after_wait;
+  // A fallback plan's audit (routed_plan below): the policy sends a call's
+  // requests from this one on to the second provider; 0: none.
+  int fallback_after = 0;
 };
 // Throws InputError for an invalid policy or timing, or a tolerance that is not finite and >= 0.
 void validate(const AuditOptions& options);
@@ -181,6 +191,7 @@ struct AuditResult {
   std::map<std::string, std::int64_t> by_finding;  // mismatching tasks by what their mismatch means
   std::int64_t sent = 0, expected = 0, layered = 0;  // requests
   std::map<std::int64_t, std::int64_t> per_call;     // calls by requests sent
+  int fallback_after = 0;                            // AuditOptions::fallback_after
   std::array<std::int64_t, kOutcomes> expected_outcomes{}, observed_outcomes{};
   std::int64_t no_outcome = 0, hangs = 0, crashes = 0;
   // requests sent / requests layered with the same s and r (s = 0 for simple) would send.
@@ -228,7 +239,26 @@ std::string finding_of(const TaskAudit& audit, const TaskObservation& obs);
 // the option that accepts it: "... (no_stop; --accept no_stop=done)". A
 // task whose departure one acceptance explains gets this finding.
 std::string finding_of_acceptance(FaultKind kind, Outcome word, Dialect dialect = Dialect::anthropic);
+// A plan with a fallback column is routed first (routed_plan).
 AuditResult run_audit(const Plan& plan, const Observations& obs, const AuditOptions& options);
+
+// A plan with a fallback column (formats/plan.hpp) as the client met it:
+// each task's single column holds, for each request it sent, the entry of
+// the path it sent it to (TaskObservation::fallback); past those, the entry
+// of the path `policy` (with `accept`) and a fallback after `after` requests
+// (0: none) would take. Every check and --infer's search then run on it as
+// on any plan; the provider check compares the paths. The header keeps its
+// "fallback". Throws InputError for a plan without a fallback column.
+Plan routed_plan(const Plan& plan, const Observations& obs, const Policy& policy, const Acceptance& accept, int after);
+
+// --infer's fallback, once the policy is chosen: every K in 0 (no fallback)
+// .. the policy's requests per call under which each task's requests went to
+// the providers the policy with a fallback after K sends them to, over a
+// routed plan; empty when none explains every task.
+std::vector<int> infer_fallback(const Plan& routed, const Observations& obs, const Policy& policy,
+                                const Acceptance& accept = {});
+// "no fallback", "after 2", "no fallback, or after 3 to 9": a list from infer_fallback in words.
+std::string describe_fallbacks(const std::vector<int>& candidates);
 
 // The same verdict as audit_task(...).consistent(), without the details: the
 // inner loop of the search.

@@ -17,6 +17,10 @@ struct AuditReport {
   const AuditResult* result = nullptr;
   std::optional<InferResult> infer;  // with --infer
   std::optional<WaitFit> waits;      // unless --no-wait-check
+  // A fallback plan's audit: the K audited (AuditOptions::fallback_after)
+  // and, with --infer, every K that explains the paths (infer_fallback).
+  bool two_providers = false;
+  std::optional<std::vector<int>> fallbacks;
 };
 
 // {"policy", "s", "r", "B"}: s null for simple, B null but for budgeted.

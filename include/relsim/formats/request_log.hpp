@@ -37,6 +37,7 @@ struct RequestLine {
   double received_ms = 0.0, finished_ms = 0.0;
   std::optional<std::string> retry_count;  // x-stainless-retry-count as sent
   Dialect dialect = Dialect::anthropic;     // "dialect": "openai" on a chat completion's line
+  bool fallback = false;                    // "fallback": true: it went to the second provider's path
   // relsim proxy: what went wrong on the hop to the real upstream (its own
   // error status, or the hop's "error"), in words; none when it answered.
   std::optional<std::string> upstream_failed;
