@@ -6,6 +6,7 @@
 //   layered_loop.mjs  SDK retries + idle timeout + stream retries  layered, s = 2, r = 2
 //   stdlib_loop.py    Python's standard library only       simple, r = 2
 //   ai_sdk_loop.mjs --dialect openai  the Vercel AI SDK, OpenAI's wire  layered, s = 2, r = 0
+//   langchain_fallback_loop.mjs  LangChain's withFallbacks over two providers  naive, s = 5, r = 0, after 3
 // over the reference plan (400 tasks, slow headers and 529s in the mix), and
 // on persistent slow headers the naive loop's 9 requests per call against the
 // layered loop's 3.
@@ -421,6 +422,41 @@ TEST(Harnesses, LangChainIsNaiveSixAroundAnSdkWithNoRetries) {
       << accepted.j.dump();
   EXPECT_EQ(at(accepted.j, "/hangs"), json(1)) << accepted.j.dump();
   std::cout << "langchain audit --infer --accept no_stop=done: " << accepted.j.dump() << "\n";
+}
+
+// LangChain.js's withFallbacks between two ChatAnthropic models with
+// maxRetries 2 (docs/audit.md, Two providers): the first at the task's
+// path, the second at the mock's second provider. A plan drawn with both
+// providers' replies, the second bursty enough that some calls fail all six
+// requests (which pins s), 529s and 500s before the stream and cuts in it.
+// From the log alone the audit names naive s = 5, r = 0 with a fallback
+// after 3, with 0 mismatches; audited without the fallback, the provider
+// check finds every task that used the second provider.
+TEST(Harnesses, LangChainWithFallbacksIsNaiveFiveFallingBackAfterThree) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  const Session s = run_session(
+      "langchain_fallback",
+      "plan --p 0.3 --q 0.8 --n 2 --r 0 --s 5 --policy naive --kinds http_529=2,http_500=1,cut=1 --fallback-after 3 "
+      "--p2 0.4 --burst-mean2 4 --kinds2 http_529=2,cut=1 --tasks 64 --max-requests 6",
+      {"node", "langchain_fallback_loop.mjs"});
+  EXPECT_EQ(s.harness.code, 0) << tail(s.harness.out + s.harness.err);
+  EXPECT_EQ(s.server_code, 0);
+  const Audit inferred = audit(s, "--infer --no-wait-check");
+  ASSERT_TRUE(inferred.j.is_object()) << inferred.err;
+  EXPECT_EQ(mismatches(inferred.j), 0) << inferred.j.dump();
+  EXPECT_EQ(at(inferred.j, "/policy"), json::parse(R"({"policy": "naive", "s": 5, "r": 0, "B": null})"))
+      << inferred.j.dump();
+  EXPECT_EQ(at(inferred.j, "/consistent").size(), 1U) << inferred.j.dump();
+  EXPECT_EQ(at(inferred.j, "/fallback/candidates"), json::array({3})) << inferred.j.dump();
+  const json second = at(inferred.j, "/fallback/second_requests");
+  ASSERT_TRUE(second.is_number_integer()) << inferred.j.dump();
+  EXPECT_GT(second.get<int>(), 0);
+  // The negative control: the same log audited as a loop without a fallback.
+  const Audit without = audit(s, "--policy naive --s 5 --r 0 --fallback-after 0 --no-wait-check");
+  ASSERT_TRUE(without.j.is_object()) << without.err;
+  EXPECT_GT(at(without.j, "/mismatches/by_check/provider").get<int>(), 0) << without.j.dump();
+  std::cout << "langchain withFallbacks audit --infer: " << inferred.j.dump() << "\n";
 }
 
 // The Vercel AI SDK (docs/audit.md, Frameworks, as their source says): a
