@@ -83,6 +83,7 @@ fleet::Scenario scenario_of(const FleetArgs& a) {
   s.policy = a.model.policy();
   s.kinds = a.model.fault_weights();
   s.request_seconds = a.request_seconds;
+  s.dialect = parse_dialect(a.dialect);
   s.long_agents = a.long_agents;
   s.long_seconds = a.long_seconds;
   s.backoff = parse_backoff(a.backoff);
@@ -196,7 +197,8 @@ Runner add_fleet(CLI::App& app) {
           ->capture_default_str();
   args->dialect_option =
       cmd->add_option("--dialect", args->dialect,
-                      "--live: the API the agents speak, anthropic (/v1/messages) or openai (/v1/chat/completions)")
+                      "where the mock breaks a bad stream (docs/fleet.md), and with --live the API the agents speak: "
+                      "anthropic (/v1/messages) or openai (/v1/chat/completions)")
           ->capture_default_str();
   add_seed_option(*cmd, args->seed, "Philox key");
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default); never changes the output")
@@ -211,7 +213,6 @@ Runner add_fleet(CLI::App& app) {
   require_positive(args->capacity_option, "capacity", "streams");
   require_positive(args->header_timeout_option, "header-timeout", "seconds");
   needs_option(args->time_scale_option, live, "--time-scale needs --live: the simulation runs in virtual time");
-  needs_option(args->dialect_option, live, "--dialect needs --live: the simulation speaks no wire format");
   refuse_with(live, csv, "--csv with --live: the live run keeps no time series; leave --csv out");
   refuse_with(live, series, "--series with --live: the live run keeps no time series; leave --series out");
   needs_option(series, json, "--series adds the time series to --json: give --json too");

@@ -13,4 +13,16 @@ Dialect parse_dialect(std::string_view name) {
   throw InputError(fmt::format("--dialect '{}' is not a dialect: use anthropic or openai", name.substr(0, 100)));
 }
 
+std::array<double, kFaultKinds> stream_break_share(Dialect dialect) {
+  const bool openai = dialect == Dialect::openai;
+  const double events = openai ? 5.0 : 8.0;
+  std::array<double, kFaultKinds> share{};
+  share[static_cast<std::size_t>(FaultKind::cut)] = (openai ? 2.0 : 3.0) / events;
+  share[static_cast<std::size_t>(FaultKind::malformed)] = (openai ? 2.0 : 3.0) / events;
+  share[static_cast<std::size_t>(FaultKind::overloaded)] = 2.0 / events;
+  share[static_cast<std::size_t>(FaultKind::no_stop)] = (events - 1.0) / events;
+  share[static_cast<std::size_t>(FaultKind::stall)] = 1.0;
+  return share;
+}
+
 }  // namespace relsim

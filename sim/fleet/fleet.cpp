@@ -87,6 +87,7 @@ Prepared prepare(const Scenario& s, const RunConfig& c) {
   p.seed = c.seed;
   p.bin_seconds = c.bin_seconds;
   p.bins = static_cast<std::int64_t>(std::ceil(s.duration / c.bin_seconds));
+  p.break_share = stream_break_share(s.dialect);
   return p;
 }
 

@@ -100,6 +100,7 @@ Json fleet_json(const Scenario& s, const RunConfig& c, const FleetResult& r) {
                    {"trigger", to_string(s.trigger)},
                    {"header_timeout", s.header_timeout},
                    {"request_seconds", s.request_seconds},
+                   {"dialect", std::string(dialect_name(s.dialect))},
                    {"long_agents", s.long_agents},
                    {"long_seconds", s.long_seconds},
                    {"backoff", to_string(s.backoff)},

@@ -8,8 +8,10 @@
 // a_0 = arrival_rate and a_j = W_j / wait: the wait is taken as exponential
 // with the given mean, which changes the transient but not the steady state
 // (by Little's law the number waiting is the flow times the mean wait).
-// A share phi of the offered flow A = sum a_j is admitted; the rest is
-// answered 529 at once and, like a bad answer, costs an attempt:
+// d is the mean time in service (a bad request breaks after bad_share of a
+// good one's request_seconds). A share phi of the offered flow A = sum a_j
+// is admitted; the rest is answered 529 at once and, like a bad answer,
+// costs an attempt:
 //   dS_j/dt     = phi a_j - S_j / d
 //   dW_{j+1}/dt = p S_j / d + (1 - phi) a_j - W_{j+1} / wait    (j < r)
 // and attempt r's bad answers and 529s fail the call.
@@ -64,6 +66,12 @@ struct Flows {
   double admitted = 0.0;  // phi A: requests admitted per second
 };
 
+// A served request's mean time in service: a good one's request_seconds, a
+// bad one's bad_share of it. The service leaves at rate S / d whatever the
+// answer (a mean field), so the steady state, by Little's law, depends on
+// the mean alone.
+double mean_service(const FluidInput& in) { return in.request_seconds * (1.0 - in.p + in.p * in.bad_share); }
+
 // The right-hand side, cheap to copy (odeint takes the system by value).
 class Fluid {
  public:
@@ -72,8 +80,8 @@ class Fluid {
         r_(static_cast<std::size_t>(in.r)),
         per_wait_(1.0 / in.wait),
         p_(in.p),
-        d_(in.request_seconds),
-        per_d_(1.0 / in.request_seconds),
+        d_(mean_service(in)),
+        per_d_(1.0 / mean_service(in)),
         capacity_(in.capacity),
         tau_(std::min(in.request_seconds, in.wait) / kTauPerTime) {}
 
@@ -137,6 +145,7 @@ double validate(const FluidInput& in) {
   require(in.p >= 0.0 && in.p < 1.0, "p", in.p, "[0, 1)");
   require(in.request_seconds > 0.0 && in.request_seconds <= kMaxFluidSeconds, "request_seconds", in.request_seconds,
           "(0, 1e9]");
+  require(in.bad_share > 0.0 && in.bad_share <= 1.0, "bad_share", in.bad_share, "(0, 1]");
   require(in.capacity >= 0.0 && in.capacity <= kMaxFluidCapacity, "capacity", in.capacity, "[0, 1e12] (0: no limit)");
   require(in.horizon > 0.0 && in.horizon <= kMaxFluidSeconds, "horizon", in.horizon, "(0, 1e9]");
   const double shorter = std::min(in.request_seconds, in.wait);

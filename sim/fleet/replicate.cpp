@@ -8,9 +8,10 @@
 // 429 when the tenant's quota bucket is empty, else a stream when one is free
 // (none starts during an outage), a place in the queue when there is one, or
 // 529.
-// A served request takes request_seconds (long_seconds for the long agents)
-// and is good or bad by the task's
-// own fault chain. The client gives up a request still queued after the
+// A served request is good or bad by the task's own fault chain, drawn as
+// it starts: a good one takes request_seconds (long_seconds for the long
+// agents), a bad one the share of it before the mock breaks its stream
+// (stream_break_share), when its agent sees the fault and its stream frees. The client gives up a request still queued after the
 // header timeout (slow_headers); the provider, not knowing, serves it later
 // for nobody (wasted). Every answer goes through the policy (TaskRunner) and,
 // for a retry, the tenant's throttle and the backoff.
@@ -54,6 +55,7 @@ struct Task {
   double reply_after = 0.0;               // its retry-after
   double paid = 0.0;                      // what the throttle took for the pending retry (AWS)
   ServedChain chain;  // its own fault chain over its served requests
+  std::optional<FaultKind> served;  // the served request's reply, drawn as it starts
   std::uint32_t jitters = 0;
   explicit Task(const Policy& policy) : runner(policy) {}
 };
@@ -231,8 +233,14 @@ class Replicate {
 
   void serve(std::uint32_t slot, std::uint64_t serial, double t) {
     ++busy_;
-    if (tasks_[slot].pending == serial) tasks_[slot].serving = true;
-    const double length = tasks_[slot].agent < s_.long_agents ? s_.long_seconds : s_.request_seconds;
+    Task& task = tasks_[slot];
+    double length = task.agent < s_.long_agents ? s_.long_seconds : s_.request_seconds;
+    // A request its client gave up on is served in full, for nobody, and draws nothing.
+    if (task.pending == serial) {
+      task.serving = true;
+      task.served = draw_served(p_, task.key, task.chain);
+      if (task.served) length *= p_.break_share[static_cast<std::size_t>(*task.served)];
+    }
     push(t + length, EventType::stream_end, slot, serial);
   }
 
@@ -252,7 +260,7 @@ class Replicate {
       ++out_.wasted;  // its client gave up at the header timeout
       return;
     }
-    answer(slot, draw_served(p_, tasks_[slot].key, tasks_[slot].chain), 0.0, t);
+    answer(slot, tasks_[slot].served, 0.0, t);
   }
 
   void header_timeout(std::uint32_t slot, std::uint64_t serial, double t) {

@@ -1,5 +1,6 @@
 #pragma once
 // Internal to the fleet layer: one replicate of a scenario, event by event.
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -16,6 +17,7 @@ struct Prepared {
   std::uint64_t seed = 0;
   double bin_seconds = 1.0;
   std::int64_t bins = 0;
+  std::array<double, kFaultKinds> break_share{};  // stream_break_share(scenario.dialect)
 };
 
 // The RNG's task index of task `number` of replicate `replicate`.

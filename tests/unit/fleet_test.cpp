@@ -250,6 +250,36 @@ TEST(Fleet, AnOutageServesNothingUntilItEnds) {
   EXPECT_NEAR(r.latency_quantile(0.5), 11.0, 0.06);
 }
 
+// A bad stream breaks where the mock breaks it (stream_break_share), not at
+// the end of its request_seconds: one agent, every served request bad
+// (p = q = 1), one kind, 8 s streams, a 1 s wait, r = 1: the task ends
+// after two broken streams and the wait between them. In the Messages API a
+// cut breaks after 3 of 8 event gaps (3 s), an overloaded after 2 (2 s), a
+// no_stop after 7 (7 s), a stall never (8 s); in the OpenAI dialect a cut
+// after 2 of 5 (3.2 s).
+TEST(Fleet, ABadStreamBreaksWhereTheMockBreaksIt) {
+  const auto latency = [](const char* kind, Dialect dialect) {
+    Scenario s;
+    s.agents = 1;
+    s.start = parse_start("coordinated:0");
+    s.model = Model{1.0, 1.0};
+    s.kinds = parse_fault_weights(std::string(kind) + "=1");
+    s.dialect = dialect;
+    s.request_seconds = 8.0;
+    s.backoff = parse_backoff("list:1");
+    s.policy = Policy{.n = 1, .r = 1, .kind = PolicyKind::simple};
+    const FleetResult r = run_scenario(s);
+    EXPECT_EQ(r.requests, 2) << kind;
+    EXPECT_EQ(r.successes, 0) << kind;
+    return r.latency_quantile(0.5);
+  };
+  EXPECT_NEAR(latency("cut", Dialect::anthropic), 3.0 + 1.0 + 3.0, 0.07);
+  EXPECT_NEAR(latency("overloaded", Dialect::anthropic), 2.0 + 1.0 + 2.0, 0.05);
+  EXPECT_NEAR(latency("no_stop", Dialect::anthropic), 7.0 + 1.0 + 7.0, 0.15);
+  EXPECT_NEAR(latency("stall", Dialect::anthropic), 8.0 + 1.0 + 8.0, 0.17);
+  EXPECT_NEAR(latency("cut", Dialect::openai), 3.2 + 1.0 + 3.2, 0.07);
+}
+
 // A quota of 30 per minute and 50 agents at once, no faults, one request each
 // when it gets through: the bucket lets the first 30 through; the rest get
 // 429 with a retry-after of at most 2 s, and since 0.5 tokens come per

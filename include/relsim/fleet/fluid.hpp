@@ -12,7 +12,8 @@
 // a mean field does; jittered waits in the simulation, not a fixed one, are
 // what it describes), independent faults with probability
 // p per served request, every served request holding one of `capacity`
-// streams for `request_seconds`, and a request that finds every stream busy
+// streams for `request_seconds` (a bad one for `bad_share` of it: the event
+// simulation breaks a bad stream where the mock does), and a request that finds every stream busy
 // answered 529 at once (no queue), which costs an attempt like any fault.
 #include <cstdint>
 #include <vector>
@@ -25,6 +26,7 @@ struct FluidInput {
   double wait = 1.0;           // seconds before each retry, > 0
   double p = 0.1;              // P(served request bad), [0, 1)
   double request_seconds = 1.0;  // > 0
+  double bad_share = 1.0;        // a bad request's share of request_seconds in service, (0, 1]
   double capacity = 0.0;       // streams; 0: no limit
   double horizon = 600.0;      // seconds integrated from an empty system
 };

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "relsim/core/dialect.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
@@ -90,7 +91,12 @@ struct Scenario {
   Model model;
   Policy policy;
   FaultWeights kinds = FaultWeights::in_stream_uniform();
-  double request_seconds = 1.0;   // a served request (good or bad) holds a stream this long
+  double request_seconds = 1.0;   // a served good request holds a stream this long
+  // A served bad one breaks where the mock breaks its stream (per kind, a
+  // share of the request's seconds: core/dialect.hpp's stream_break_share,
+  // in the wire the live run speaks), then ends: its agent sees the fault
+  // and its stream is free. The same for long_seconds.
+  Dialect dialect = Dialect::anthropic;
   // Agents 0 .. long_agents - 1 stream for long_seconds instead (a long
   // generation beside short tool calls); their tasks are the "long" ones.
   std::int64_t long_agents = 0;   // in [0, agents]
