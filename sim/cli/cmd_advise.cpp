@@ -26,11 +26,13 @@ struct AdviseArgs {
   std::string sdk = "both";
   bool json = false;
   std::string require;
+  BillingArgs billing;
 };
 
 const std::vector<std::string> kAdviseMetrics = {"success",          "success_low",       "requests_per_task",
                                                  "max_retries",      "mean_seconds",      "mean_seconds_done",
-                                                 "p99_seconds_done", "p99_seconds"};
+                                                 "p99_seconds_done", "p99_seconds",  "cost_mean",
+                                                 "cost_per_done"};
 
 // The kinds of the log's faults as the model takes them: relsim's kinds as
 // counted; the SDK's hidden retries (read_otlp's sdk_retry: failed before
@@ -118,11 +120,18 @@ Measured advise_measured(const fit::Advice& a) {
     else if (std::isnan(value)) m.missing[name] = "no task of the Monte Carlo run was done";
     else m.values[name] = value;
   }
+  for (const auto& [name, value] : {std::pair{"cost_mean", pt.cost_mean}, std::pair{"cost_per_done", pt.cost_per_done}}) {
+    if (!a.setup.billing) m.missing[name] = "no cost without prices: give --price-in and the other billing options";
+    else if (std::isnan(value)) m.missing[name] = "no task ends done";
+    else m.values[name] = value;
+  }
   return m;
 }
 
 int run_advise(const AdviseArgs& a) {
-  const fit::Advice advice = fit::advise(fit_logs(a), a.setup);
+  fit::AdviseSetup setup = a.setup;
+  setup.billing = a.billing.parsed();
+  const fit::Advice advice = fit::advise(fit_logs(a), setup);
   const std::vector<std::string> sdks = sdks_of(a.sdk);
   out() << (a.json ? dump_json(fit::advice_json(advice, sdks)) + "\n" : fit::advice_text(advice, sdks));
   return require_verdict(a.require, kAdviseMetrics, advise_measured(advice));
@@ -154,6 +163,7 @@ Runner add_advise(CLI::App& app) {
                                 "Monte Carlo tasks for the seconds of done tasks, in [1000, 10000000]")
                     ->capture_default_str();
   add_seed_option(*cmd, args->setup.seed, "seed of the Monte Carlo run for seconds");
+  add_billing_options(*cmd, args->billing);
   cmd->add_flag("--json", args->json, "print one JSON object");
   add_require_option(*cmd, args->require, kAdviseMetrics);
   check_value<std::string>(sdk, [](const std::string& word) {

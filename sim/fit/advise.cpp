@@ -46,6 +46,7 @@ class Evaluator {
     ExactOptions options;
     options.kinds = fit_.kinds;
     options.distribution = false;
+    options.billing = setup_.billing;
     if (fit_.timed) return exact_time(time_model(a, b), policy(s, r), options);
     Model m;
     m.p = a;
@@ -73,6 +74,11 @@ class Evaluator {
     }
     pt.band_points = static_cast<int>(fit_.region.size());
     pt.meets_target = pt.success >= setup_.target;
+    if (e.cost) {
+      pt.cost_mean = e.cost->mean;
+      pt.cost_mean_done = e.cost->mean_done;
+      pt.cost_per_done = e.success > 0.0 ? e.cost->mean / e.success : fit::kNaN;
+    }
     if (fit_.timed) {
       pt.mean_seconds = e.mean_seconds;
       seconds_of_tasks(a, b, s, r, pt);
@@ -141,8 +147,13 @@ std::string model_options(const Advice& a, const AdvicePoint& pt) {
                                                 ? fmt::format(" --think-seconds {:.6g}", a.setup.think_seconds)
                                                 : std::string())
                               : fmt::format("--p {:.6g} --q {:.6g}", f.p, f.q);
-  return fmt::format("{} --policy layered --s {} --r {} --n {}{}", chain, pt.max_retries, pt.stream_retries, a.setup.n,
-                     f.kinds_option.empty() ? std::string() : " --kinds " + f.kinds_option);
+  std::string prices;
+  if (const std::optional<Billing>& b = a.setup.billing)
+    prices = fmt::format(" --input-tokens {:.17g} --output-tokens {:.17g} --price-in {:.17g} --price-out {:.17g} "
+                         "--break-at {}",
+                         b->input_tokens, b->output_tokens, b->price_in, b->price_out, break_at_string(b->break_at));
+  return fmt::format("{} --policy layered --s {} --r {} --n {}{}{}", chain, pt.max_retries, pt.stream_retries, a.setup.n,
+                     f.kinds_option.empty() ? std::string() : " --kinds " + f.kinds_option, prices);
 }
 
 }  // namespace
@@ -243,11 +254,15 @@ std::string point_text(const AdvicePoint& pt, double target) {
     out += fmt::format("  seconds       done tasks: mean {}, p99 {}; all tasks: mean {} (exact), p99 {}\n",
                        seconds_or(pt.mean_seconds_done), seconds_or(pt.p99_seconds_done), seconds_or(pt.mean_seconds),
                        seconds_or(pt.p99_seconds));
+  if (!std::isnan(pt.cost_mean))
+    out += fmt::format("  cost          ${:.6g} a task, ${:.6g} a done task; ${:.6g} spent per done task (the failed "
+                       "tasks' spend included)\n",
+                       pt.cost_mean, pt.cost_mean_done, pt.cost_per_done);
   return out;
 }
 
 Json point_json(const AdvicePoint& pt) {
-  return {{"max_retries", pt.max_retries},
+  Json j{{"max_retries", pt.max_retries},
           {"stream_retries", pt.stream_retries},
           {"success", pt.success},
           {"success_band", {pt.success_band.low, pt.success_band.high}},
@@ -258,6 +273,12 @@ Json point_json(const AdvicePoint& pt) {
           {"mean_seconds_done", pt.mean_seconds_done},
           {"p99_seconds_done", pt.p99_seconds_done},
           {"p99_seconds", pt.p99_seconds}};
+  if (!std::isnan(pt.cost_mean)) {
+    j["cost_mean"] = pt.cost_mean;
+    j["cost_mean_done"] = pt.cost_mean_done;  // NaN (no task done) is written as null
+    j["cost_per_done"] = pt.cost_per_done;
+  }
+  return j;
 }
 
 // The scan in one line: every value when short, else its head and tail;
@@ -361,6 +382,10 @@ Json advice_json(const Advice& a, const std::vector<std::string>& sdks) {
   j["snippets"] = Json::object();
   for (const std::string& sdk : sdks) j["snippets"][sdk] = a.snippets.at(sdk);
   j["notes"] = f.notes;
+  if (const std::optional<Billing>& b = a.setup.billing)
+    j["billing"] = Json{{"input_tokens", b->input_tokens}, {"output_tokens", b->output_tokens},
+                        {"price_in", b->price_in}, {"price_out", b->price_out},
+                        {"break_at", break_at_string(b->break_at)}};
   return j;
 }
 

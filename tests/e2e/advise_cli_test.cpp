@@ -133,6 +133,41 @@ TEST(AdviseCli, FaultsInsideTheStreamNeedTheAgentLoop) {
   EXPECT_NE(a["snippets"]["typescript"].get<std::string>().find("withResponse"), std::string::npos);
 }
 
+// With prices: each point's cost is exact's for the model line advise
+// prints (which carries the prices), and where every fault is a 529 (refused
+// before the model starts, never billed) a done task costs exactly its n
+// good requests: n (I price_in + O price_out) / 1e6, whatever maxRetries.
+// Retrying a broken stream in the agent loop bills the broken ones too.
+TEST(AdviseCli, PricesGiveEachSettingsCost) {
+  const std::string prices = "--input-tokens 20000 --output-tokens 800 --price-in 3 --price-out 15";
+  const double request = (20000.0 * 3 + 800.0 * 15) / 1e6;
+  const std::string log = write_advise_log("priced.csv", {300, 60, 300, 10, 5, 40, 11}, {"http_529"}, false);
+  const auto a = json_of("advise " + log + " --target 0.98 --n 5 --json " + prices);
+  ASSERT_TRUE(a.contains("cost_mean")) << a.dump();
+  EXPECT_NEAR(a["cost_mean_done"].get<double>(), 5 * request, 1e-12);
+  EXPECT_NEAR(a["cost_per_done"].get<double>(), a["cost_mean"].get<double>() / a["success"].get<double>(), 1e-12);
+  const auto exact = json_of(fmt::format("exact --p {:.17g} --q {:.17g} --policy layered --s {} --r 0 --n 5 --kinds {} "
+                                         "{} --json",
+                                         a["p"].get<double>(), a["q"].get<double>(), a["max_retries"].get<int>(),
+                                         a["kinds"].get<std::string>(), prices));
+  EXPECT_NEAR(a["cost_mean"].get<double>(), exact["cost_mean"].get<double>(), 1e-12);
+  // The model line advise prints (p and q to 6 digits) reproduces it to that precision.
+  const auto printed = json_of("exact " + a["model"].get<std::string>() + " --json");
+  EXPECT_NEAR(printed["cost_mean"].get<double>(), a["cost_mean"].get<double>(), 1e-6) << a["model"];
+  EXPECT_EQ(a["billing"]["price_in"], 3);
+  // Broken streams retried in the agent loop are billed: more per done task than the 529s' n requests.
+  const std::string instream = write_advise_log("priced_instream.csv", {300, 60, 300, 10, 5, 40, 31}, {"cut"});
+  const auto b = json_of("advise " + instream + " --target 0.95 --n 10 --request-seconds 8 --json " + prices);
+  ASSERT_EQ(b["how"].get<std::string>(), "agent_loop");
+  EXPECT_GT(b["cost_mean_done"].get<double>(), 10 * request);
+  const auto text = run_relsim("advise " + instream + " --target 0.95 --n 10 --request-seconds 8 " + prices);
+  EXPECT_NE(text.out.find("spent per done task"), std::string::npos) << text.out;
+  // Without prices there is no cost, and --require names why.
+  EXPECT_FALSE(json_of("advise " + log + " --target 0.98 --n 5 --json").contains("cost_mean"));
+  const auto gated = run_relsim("advise " + log + " --target 0.98 --n 5 --require cost_mean<=1");
+  EXPECT_NE(gated.err.find("no cost without prices"), std::string::npos) << gated.err;
+}
+
 TEST(AdviseCli, RequireGatesOnTheAdvice) {
   const std::string log = write_advise_log("require.csv", {300, 60, 300, 10, 5, 40, 11}, {"http_529"});
   const std::string run = "advise " + log + " --target 0.99 --n 10 --request-seconds 8";

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "relsim/core/billing.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/json.hpp"
 #include "relsim/fit/likelihood.hpp"
@@ -52,6 +53,9 @@ struct AdviseSetup {
   int r_cap = 20;        // the most stream-layer retries tried in the agent loop
   std::int64_t tasks = 20000;  // Monte Carlo tasks for the seconds of done tasks (timed only)
   std::uint64_t seed = 1;
+  // With prices (--price-in ...): what each setting costs, by the exact
+  // engine's cost walk (docs/model.md, Cost).
+  std::optional<Billing> billing;
 };
 
 // One setting, evaluated.
@@ -68,6 +72,10 @@ struct AdvicePoint {
   double mean_seconds = fit::kNaN, mean_seconds_done = fit::kNaN, p99_seconds_done = fit::kNaN,
          p99_seconds = fit::kNaN;
   bool meets_target = false;
+  // With AdviseSetup::billing (NaN otherwise), at the estimate: the mean
+  // cost of a task (done or not), of a done task, and what is spent per
+  // done task (cost_mean / success: the failed tasks' spend included).
+  double cost_mean = fit::kNaN, cost_mean_done = fit::kNaN, cost_per_done = fit::kNaN;
 };
 
 struct Advice {
@@ -98,7 +106,8 @@ std::string advice_text(const Advice& advice, const std::vector<std::string>& sd
 // success_band, band_points, meets_target, target, n, requests_per_task,
 // mean_seconds, mean_seconds_done, p99_seconds_done, p99_seconds (null when
 // untimed), bound, sdk_best, agent_loop (null or a point), scan, snippets,
-// notes.
+// notes; with prices each point adds cost_mean, cost_mean_done and
+// cost_per_done, and the JSON "billing".
 Json advice_json(const Advice& advice, const std::vector<std::string>& sdks);
 
 }  // namespace relsim::fit
