@@ -39,6 +39,7 @@ struct FleetArgs {
   int replicates = 1, threads = 0;
   double bin_seconds = 1.0;
   std::uint64_t seed = rng::kReferenceSeed;
+  BillingArgs billing;
   CLI::Option *quota_option = nullptr, *capacity_option = nullptr, *pool_option = nullptr,
               *header_timeout_option = nullptr, *replicates_option = nullptr, *time_scale_option = nullptr,
               *dialect_option = nullptr;
@@ -87,6 +88,7 @@ fleet::Scenario scenario_of(const FleetArgs& a) {
   s.long_agents = a.long_agents;
   s.long_seconds = a.long_seconds;
   s.backoff = parse_backoff(a.backoff);
+  s.billing = a.billing.parsed();
   return s;
 }
 
@@ -134,6 +136,25 @@ int run_fleet_command(const FleetArgs& a) {
     out() << fleet::fleet_table(scenario, config, result);
   }
   return 0;
+}
+
+// --live, --time-scale and --dialect; returns --live.
+CLI::Option* add_live_options(CLI::App& cmd, FleetArgs& a) {
+  CLI::Option* live = cmd.add_flag("--live", a.live,
+                fmt::format("also run the scenario live: relsim's mock provider and client on 127.0.0.1, replaying "
+                            "replicate 0's draws, time-scaled; compared with the simulated replicates and with the "
+                            "server's log (exit 1 when they disagree). Coordinated start, in-stream fault kinds, no "
+                            "queue, header timeout or trigger; at most {} agents and {} tasks",
+                            kMaxLiveAgents, kMaxLiveTasks));
+  a.time_scale_option =
+      cmd.add_option("--time-scale", a.time_scale, "--live: wall seconds per model second, in [0.001, 10]")
+          ->capture_default_str();
+  a.dialect_option =
+      cmd.add_option("--dialect", a.dialect,
+                      "where the mock breaks a bad stream (docs/fleet.md), and with --live the API the agents speak: "
+                      "anthropic (/v1/messages) or openai (/v1/chat/completions)")
+          ->capture_default_str();
+  return live;
 }
 
 }  // namespace
@@ -186,21 +207,9 @@ Runner add_fleet(CLI::App& app) {
                                   "default 20)",
                                   fleet::kMaxReplicates))
           ->capture_default_str();
-  auto* live = cmd->add_flag("--live", args->live,
-                fmt::format("also run the scenario live: relsim's mock provider and client on 127.0.0.1, replaying "
-                            "replicate 0's draws, time-scaled; compared with the simulated replicates and with the "
-                            "server's log (exit 1 when they disagree). Coordinated start, in-stream fault kinds, no "
-                            "queue, header timeout or trigger; at most {} agents and {} tasks",
-                            kMaxLiveAgents, kMaxLiveTasks));
-  args->time_scale_option =
-      cmd->add_option("--time-scale", args->time_scale, "--live: wall seconds per model second, in [0.001, 10]")
-          ->capture_default_str();
-  args->dialect_option =
-      cmd->add_option("--dialect", args->dialect,
-                      "where the mock breaks a bad stream (docs/fleet.md), and with --live the API the agents speak: "
-                      "anthropic (/v1/messages) or openai (/v1/chat/completions)")
-          ->capture_default_str();
+  CLI::Option* live = add_live_options(*cmd, *args);
   add_seed_option(*cmd, args->seed, "Philox key");
+  add_billing_options(*cmd, args->billing);
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default); never changes the output")
       ->capture_default_str();
   cmd->add_option("--bin-seconds", args->bin_seconds, "the time series' bin (--csv)")->capture_default_str();

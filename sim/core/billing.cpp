@@ -37,6 +37,14 @@ double Billing::billed_output(std::optional<FaultKind> kind) const {
   return std::floor(break_at[static_cast<std::size_t>(*kind)] * output_tokens * (1.0 + 4.0 * DBL_EPSILON));
 }
 
+std::array<std::int64_t, kFaultKinds + 1> nano_costs(const Billing& billing) {
+  std::array<std::int64_t, kFaultKinds + 1> out{};
+  for (int k = 0; k <= kFaultKinds; ++k)
+    out[static_cast<std::size_t>(k)] = std::llround(
+        billing.request_cost(k < kFaultKinds ? std::optional<FaultKind>(static_cast<FaultKind>(k)) : std::nullopt) * 1e9);
+  return out;
+}
+
 double Billing::request_cost(std::optional<FaultKind> kind) const {
   if (!billed(kind)) return 0.0;
   return (input_tokens * price_in + billed_output(kind) * price_out) / 1e6;

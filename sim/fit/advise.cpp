@@ -11,6 +11,7 @@
 #include "relsim/core/policy.hpp"
 #include "relsim/core/time_model.hpp"
 #include "relsim/exact/exact.hpp"
+#include "relsim/exact/report.hpp"
 #include "relsim/fit/fit_report.hpp"
 #include "relsim/montecarlo/simulate_time.hpp"
 #include "relsim/montecarlo/trace_time.hpp"
@@ -382,10 +383,7 @@ Json advice_json(const Advice& a, const std::vector<std::string>& sdks) {
   j["snippets"] = Json::object();
   for (const std::string& sdk : sdks) j["snippets"][sdk] = a.snippets.at(sdk);
   j["notes"] = f.notes;
-  if (const std::optional<Billing>& b = a.setup.billing)
-    j["billing"] = Json{{"input_tokens", b->input_tokens}, {"output_tokens", b->output_tokens},
-                        {"price_in", b->price_in}, {"price_out", b->price_out},
-                        {"break_at", break_at_string(b->break_at)}};
+  if (a.setup.billing) j["billing"] = billing_json(*a.setup.billing, f.kinds);
   return j;
 }
 

@@ -46,7 +46,7 @@ void validate_run(const Scenario& s, const RunConfig& c) {
 template <class F>
 void each_count(FleetResult& r, F&& f) {
   for (std::int64_t* x : {&r.tasks, &r.successes, &r.requests, &r.good, &r.r429, &r.r529, &r.timeouts, &r.wasted,
-                          &r.denied, &r.events})
+                          &r.denied, &r.events, &r.cost_nano, &r.cost_done_nano, &r.cost_wasted_nano})
     f(*x);
   for (std::int64_t& x : r.outcomes) f(x);
   for (std::int64_t& x : r.latency) f(x);
@@ -88,6 +88,7 @@ Prepared prepare(const Scenario& s, const RunConfig& c) {
   p.bin_seconds = c.bin_seconds;
   p.bins = static_cast<std::int64_t>(std::ceil(s.duration / c.bin_seconds));
   p.break_share = stream_break_share(s.dialect);
+  if (s.billing) p.nano = nano_costs(*s.billing);
   return p;
 }
 
@@ -95,6 +96,11 @@ double FleetResult::success_rate() const { return ratio(successes, tasks); }
 double FleetResult::rate_429() const { return ratio(r429, requests); }
 double FleetResult::rate_529() const { return ratio(r529, requests); }
 double FleetResult::amplification() const { return ratio(requests, good); }
+double FleetResult::cost_mean() const { return billed ? ratio(cost_nano, tasks) / 1e9 : std::nan(""); }
+double FleetResult::cost_mean_done() const { return billed ? ratio(cost_done_nano, successes) / 1e9 : std::nan(""); }
+double FleetResult::cost_per_done() const {
+  return billed ? ratio(cost_nano + cost_wasted_nano, successes) / 1e9 : std::nan("");
+}
 
 FleetResult run_fleet(const Scenario& scenario, const RunConfig& config, bool force) {
   validate(scenario, force);

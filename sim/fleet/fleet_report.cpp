@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "relsim/exact/report.hpp"
 #include "relsim/montecarlo/stats.hpp"
 
 namespace relsim::fleet {
@@ -48,6 +49,11 @@ std::string fleet_table_of_json(const Json& j) {
   row("timeouts", fmt::format("{} given up, {} streams served for nobody", j["timeouts"].get<long long>(),
                               j["wasted"].get<long long>()));
   row("throttled", fmt::format("{} retries refused", j["denied"].get<long long>()));
+  if (j.contains("cost_mean"))
+    row("cost", fmt::format("${:.6g} a task, ${:.6g} a done one; ${:.6g} spent per done task (failed tasks and "
+                            "streams served for nobody included)",
+                            j["cost_mean"].get<double>(), j["cost_mean_done"].is_null() ? NAN : j["cost_mean_done"].get<double>(),
+                            j["cost_per_done"].is_null() ? NAN : j["cost_per_done"].get<double>()));
   row("latency", fmt::format("p50 {}, p99 {}", seconds(j["latency_p50"]), seconds(j["latency_p99"])));
   if (sc["long_agents"].get<long long>() > 0)
     row("pool wait", fmt::format("p99 {} (the short agents' requests: {})", seconds(j["pool_wait_p99"]),
@@ -85,6 +91,12 @@ Json fleet_json(const Scenario& s, const RunConfig& c, const FleetResult& r) {
   j["wasted"] = r.wasted;
   j["denied"] = r.denied;
   j["events"] = r.events;
+  if (r.billed) {
+    j["cost_mean"] = r.cost_mean();
+    j["cost_mean_done"] = r.cost_mean_done();  // NaN (no task done): null
+    j["cost_per_done"] = r.cost_per_done();
+    j["cost_wasted"] = static_cast<double>(r.cost_wasted_nano) / 1e9;
+  }
   Json outcomes = Json::object();
   for (int o = 0; o < kOutcomeClasses; ++o)
     if (r.outcomes[static_cast<std::size_t>(o)] > 0)
@@ -105,6 +117,7 @@ Json fleet_json(const Scenario& s, const RunConfig& c, const FleetResult& r) {
                    {"long_seconds", s.long_seconds},
                    {"backoff", to_string(s.backoff)},
                    {"policy", describe(s.policy)}};
+  if (s.billing) j["scenario"]["billing"] = billing_json(*s.billing, s.kinds);
   return j;
 }
 

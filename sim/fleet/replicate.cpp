@@ -56,6 +56,7 @@ struct Task {
   double paid = 0.0;                      // what the throttle took for the pending retry (AWS)
   ServedChain chain;  // its own fault chain over its served requests
   std::optional<FaultKind> served;  // the served request's reply, drawn as it starts
+  std::int64_t cost_nano = 0;       // billed for its served requests so far
   std::uint32_t jitters = 0;
   explicit Task(const Policy& policy) : runner(policy) {}
 };
@@ -257,10 +258,15 @@ class Replicate {
     --busy_;
     serve_queue(t);
     if (tasks_[slot].pending != serial) {
-      ++out_.wasted;  // its client gave up at the header timeout
+      ++out_.wasted;  // its client gave up at the header timeout; the provider bills the whole answer
+      out_.cost_wasted_nano += p_.nano[kFaultKinds];
       return;
     }
-    answer(slot, tasks_[slot].served, 0.0, t);
+    Task& task = tasks_[slot];
+    const std::int64_t billed = p_.nano[task.served ? static_cast<std::size_t>(*task.served) : kFaultKinds];
+    task.cost_nano += billed;
+    out_.cost_nano += billed;
+    answer(slot, task.served, 0.0, t);
   }
 
   void header_timeout(std::uint32_t slot, std::uint64_t serial, double t) {
@@ -320,7 +326,10 @@ class Replicate {
     ++out_.outcomes[static_cast<std::size_t>(index_of(outcome))];
     ++out_.latency[static_cast<std::size_t>(latency_bin(t - task.started))];
     const bool done = outcome.outcome == Outcome::done;
-    if (done) ++out_.successes;
+    if (done) {
+      ++out_.successes;
+      out_.cost_done_nano += task.cost_nano;
+    }
     if (Bin* b = bin(t)) {
       ++b->finished;
       if (done) ++b->successes;
@@ -356,6 +365,7 @@ FleetResult empty_result(const Prepared& prepared) {
   r.pool_wait_short.assign(kLatencyBins, 0);
   r.series.assign(static_cast<std::size_t>(prepared.bins), Bin{});
   r.bin_seconds = prepared.bin_seconds;
+  r.billed = prepared.scenario.billing.has_value();
   return r;
 }
 

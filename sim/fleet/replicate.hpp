@@ -18,6 +18,7 @@ struct Prepared {
   double bin_seconds = 1.0;
   std::int64_t bins = 0;
   std::array<double, kFaultKinds> break_share{};  // stream_break_share(scenario.dialect)
+  std::array<std::int64_t, kFaultKinds + 1> nano{};  // nano_costs(*scenario.billing); zeros without
 };
 
 // The RNG's task index of task `number` of replicate `replicate`.

@@ -152,6 +152,7 @@ void validate_requests(const Scenario& s) {
   time.chain = two_state_time_chain(1.0, 1.0);
   time.backoff = s.backoff;
   validate(time);
+  if (s.billing) validate(*s.billing);
 }
 
 }  // namespace

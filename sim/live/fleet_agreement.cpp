@@ -16,7 +16,7 @@ std::vector<FigureAgreement> compare_figures(const fleet::FleetResult& live,
   if (replicates.size() < 2)
     throw InputError(fmt::format("replicates = {}: a spread needs at least 2", replicates.size()));
   using Figure = std::function<double(const fleet::FleetResult&)>;
-  const std::vector<std::pair<std::string, Figure>> figures = {
+  std::vector<std::pair<std::string, Figure>> figures = {
       {"success_rate", [](const auto& r) { return r.success_rate(); }},
       {"rate_429", [](const auto& r) { return r.rate_429(); }},
       {"rate_529", [](const auto& r) { return r.rate_529(); }},
@@ -26,6 +26,7 @@ std::vector<FigureAgreement> compare_figures(const fleet::FleetResult& live,
       {"pool_wait_p99", [](const auto& r) { return r.pool_wait_quantile(0.99); }},
       {"short_pool_wait_p99", [](const auto& r) { return r.short_pool_wait_quantile(0.99); }},
   };
+  if (live.billed) figures.insert(figures.begin() + 4, {"cost_mean", [](const auto& r) { return r.cost_mean(); }});
   std::vector<FigureAgreement> out;
   for (const auto& [name, of] : figures) {
     FigureAgreement a;

@@ -86,6 +86,15 @@ void count_task(const LiveTask& t, const fleet::Scenario& s, double scale, Fleet
   if (t.throttled) ++f.denied;
   if (!t.text_ok) ++r.wrong_answers;
   f.requests += t.requests;
+  // Billed as the simulation bills: each answer the client saw, by its kind
+  // (a 429 or 529 not at all).
+  if (s.billing) {
+    const std::array<std::int64_t, kFaultKinds + 1> nano = nano_costs(*s.billing);
+    std::int64_t cost = 0;
+    for (const auto& seen : t.seen) cost += nano[seen ? static_cast<std::size_t>(*seen) : kFaultKinds];
+    f.cost_nano += cost;
+    if (done) f.cost_done_nano += cost;
+  }
   const bool short_agent = t.task / s.tasks_per_agent >= s.long_agents;
   for (std::size_t k = 0; k < t.seen.size(); ++k) {
     const auto& seen = t.seen[k];
@@ -207,6 +216,7 @@ FleetLiveResult run_fleet_live(const fleet::Scenario& s, std::uint64_t seed, con
   f.latency.assign(fleet::kLatencyBins, 0);
   f.pool_wait.assign(fleet::kLatencyBins, 0);
   f.pool_wait_short.assign(fleet::kLatencyBins, 0);
+  f.billed = s.billing.has_value();
   for (const LiveTask& t : tasks) count_task(t, s, c.time_scale, r);
   r.log = read_log(server, client, tasks);
   server.stop();

@@ -139,11 +139,7 @@ SimResult simulate_policy(const Model& model, const Policy& policy, const SimCon
   if (config.billing) {
     const Billing billing[] = {*config.billing, config.fallback ? second_billing(*config.billing, *config.fallback)
                                                                 : *config.billing};
-    for (std::size_t lane = 0; lane < 2; ++lane)
-      for (int k = 0; k <= kFaultKinds; ++k)
-        run.nano[lane][static_cast<std::size_t>(k)] = std::llround(
-            billing[lane].request_cost(k < kFaultKinds ? std::optional<FaultKind>(static_cast<FaultKind>(k)) : std::nullopt) *
-            1e9);
+    for (std::size_t lane = 0; lane < 2; ++lane) run.nano[lane] = nano_costs(billing[lane]);
   }
   if (config.fallback) run.fallback = FallbackDraws::make(model, *config.fallback, config.kinds);
   const bool fresh = model.chain == ChainScope::fresh;

@@ -132,6 +132,41 @@ TEST(FleetCli, LiveRunsBesideTheSimulationWithTheSameKeys) {
   EXPECT_TRUE(j["agrees"].get<bool>());
 }
 
+// With prices: the simulation's JSON has the cost keys, and with nothing
+// shared the live run bills exactly what its replayed replicate bills (the
+// same draws, each answer the client saw billed by its kind).
+TEST(FleetCli, PricesBillTheSimulationAndTheLiveRunAlike) {
+  const std::string prices = " --input-tokens 20000 --output-tokens 800 --price-in 3 --price-out 15";
+  const Captured sim = run_relsim(kLoaded + prices + " --json");
+  ASSERT_EQ(sim.code, 0) << sim.err;
+  const nlohmann::json s = nlohmann::json::parse(sim.out);
+  for (const char* key : {"cost_mean", "cost_mean_done", "cost_per_done", "cost_wasted"}) EXPECT_TRUE(s.contains(key)) << key;
+  // A stream served for a client that had gone is billed in full: an outage of 10 s, a queue, a 4 s header
+  // timeout: two requests given up and served later for nobody (tests/unit/fleet_test.cpp counts them).
+  const Captured gone = run_relsim("fleet --agents 1 --trigger outage:0,10 --queue 5 --header-timeout 4 --policy simple "
+                                   "--r 3 --n 1 --backoff list:1 --json" + prices);
+  ASSERT_EQ(gone.code, 0) << gone.err;
+  const nlohmann::json g = nlohmann::json::parse(gone.out);
+  EXPECT_EQ(g["wasted"], 2);
+  EXPECT_NEAR(g["cost_wasted"].get<double>(), 2 * (20000.0 * 3 + 800.0 * 15) / 1e6, 1e-12);
+  EXPECT_GT(s["cost_per_done"].get<double>(), s["cost_mean_done"].get<double>());
+  EXPECT_EQ(s["scenario"]["billing"]["price_in"], 3);
+  EXPECT_FALSE(nlohmann::json::parse(run_relsim(kLoaded + " --json").out).contains("cost_mean"));
+  const Captured r = run_relsim(
+      "fleet --live --agents 6 --tenants 6 --tasks-per-agent 4 --n 2 --p 0.3 --q 0.8 --kinds cut=1,malformed=1 "
+      "--policy layered --s 1 --time-scale 0.016 --replicates 5 --duration 3600 --json" + prices);
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  bool found = false;
+  for (const auto& f : j["agreement"])
+    if (f["figure"] == "cost_mean") {
+      found = true;
+      EXPECT_EQ(f["live"], f["replayed"]);
+      EXPECT_GT(f["live"].get<double>(), 0.0);
+    }
+  EXPECT_TRUE(found) << j["agreement"].dump();
+}
+
 TEST(FleetCli, LiveBadInputIsOneLineAndExitTwo) {
   expect_input_error("fleet --live --start poisson:5", "coordinated start");
   expect_input_error("fleet --live --queue 5", "queue = 5");

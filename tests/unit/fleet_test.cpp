@@ -71,6 +71,53 @@ TEST(Fleet, AgentsThatShareNothingAreTheSingleAgentModel) {
   }
 }
 
+// With prices and nothing shared, a task's cost is the single-agent model's:
+// the fleet's mean cost per task within 5 standard errors of exact's mean
+// (the standard deviation from exact's own cost distribution), and a done
+// task's within 5 of exact's E[cost | done]. The fleet bills as it runs
+// (draws.cpp's per-task chain, the reply drawn as the stream starts); exact
+// by its cost walk.
+TEST(Fleet, PricesBillEachTaskAsTheSingleAgentModelDoes) {
+  Billing billing;
+  billing.input_tokens = 20000;
+  billing.output_tokens = 800;
+  billing.price_in = 3;
+  billing.price_out = 15;
+  const std::vector<FleetPoint> points = {
+      {Model{.p = 0.1, .q = 0.5}, Policy{.n = 4, .r = 2, .kind = PolicyKind::layered},
+       parse_fault_weights("cut=1,no_stop=1,http_529=1,http_500=1")},
+      {Model{.p = 0.2, .q = 0.7}, Policy{.n = 3, .r = 2, .kind = PolicyKind::simple},
+       FaultWeights::in_stream_uniform()},
+  };
+  for (const FleetPoint& pt : points) {
+    ExactOptions options;
+    options.kinds = pt.kinds;
+    options.billing = billing;
+    const ExactResult e = exact_matrix(pt.model, pt.policy, options);
+    ASSERT_TRUE(e.cost && e.cost->complete);
+    double squares = 0.0, done_squares = 0.0;
+    for (const CostBin& b : e.cost->bins) {
+      squares += b.probability * (b.usd - e.cost->mean) * (b.usd - e.cost->mean);
+      if (b.outcome == Outcome::done) done_squares += b.probability * (b.usd - e.cost->mean_done) * (b.usd - e.cost->mean_done);
+    }
+    Scenario s = independent_agents(40, 500);
+    s.model = pt.model;
+    s.policy = pt.policy;
+    s.kinds = pt.kinds;
+    s.billing = billing;
+    const FleetResult r = run_scenario(s);
+    const double se = std::sqrt(squares / static_cast<double>(r.tasks));
+    const double se_done = std::sqrt(done_squares / e.success / static_cast<double>(r.successes));
+    SCOPED_TRACE(testing::Message() << describe(pt.policy) << ": fleet " << r.cost_mean() << " (done "
+                                    << r.cost_mean_done() << "), exact " << e.cost->mean << " (done "
+                                    << e.cost->mean_done << "), se " << se);
+    EXPECT_LT(std::abs(r.cost_mean() - e.cost->mean), 5.0 * se);
+    EXPECT_LT(std::abs(r.cost_mean_done() - e.cost->mean_done), 5.0 * se_done);
+    EXPECT_EQ(r.cost_wasted_nano, 0);
+    EXPECT_NEAR(r.cost_per_done(), r.cost_mean() / r.success_rate(), 1e-12);
+  }
+}
+
 TEST(Fleet, SameCountsForAnyThreadCount) {
   Scenario s;
   s.agents = 200;

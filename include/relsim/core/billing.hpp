@@ -7,6 +7,7 @@
 // answer set per in-stream kind (Billing::break_at); a good request for all
 // of it.
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,12 @@ struct Billing {
   // USD.
   double request_cost(std::optional<FaultKind> kind) const;
 };
+
+// What each reply costs in nano-dollars (request_cost rounded to the
+// nearest), by kind, a good reply's last (index kFaultKinds): the integer
+// tallies of simulate and fleet add these, so a sum is the same whatever the
+// order.
+std::array<std::int64_t, kFaultKinds + 1> nano_costs(const Billing& billing);
 
 // Throws InputError naming a value out of range: token counts whole numbers
 // in [0, 10^9], prices finite in [0, 10^6], break positions in [0, 1].

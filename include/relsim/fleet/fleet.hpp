@@ -64,6 +64,11 @@ struct FleetResult {
   std::int64_t wasted = 0;     // streams the provider served for a client that had gone
   std::int64_t denied = 0;     // retries the throttle refused
   std::int64_t events = 0;     // events processed, for speed figures
+  // With Scenario::billing (billed): nano-dollars billed for the tasks'
+  // served requests, for those of the tasks that ended done, and for the
+  // streams served for a client that had gone (wasted, in full).
+  bool billed = false;
+  std::int64_t cost_nano = 0, cost_done_nano = 0, cost_wasted_nano = 0;
   std::array<std::int64_t, kOutcomeClasses> outcomes{};  // tasks by outcome class (index_of)
   std::vector<std::int64_t> latency;    // task latency histogram (kLatencyBins)
   std::vector<std::int64_t> pool_wait;  // per request sent, the wait for a connection (kLatencyBins)
@@ -77,6 +82,12 @@ struct FleetResult {
   double rate_429() const;       // r429 / requests
   double rate_529() const;
   double amplification() const;  // requests / good (NaN when nothing was good)
+  // USD: the mean cost of a task (its requests; NaN unless billed), of a
+  // done task, and the spend per done task (everything billed, wasted
+  // streams and failed tasks included, over the successes).
+  double cost_mean() const;
+  double cost_mean_done() const;
+  double cost_per_done() const;
   double latency_quantile(double q) const { return histogram_quantile(latency, q); }
   double pool_wait_quantile(double q) const { return histogram_quantile(pool_wait, q); }
   double short_pool_wait_quantile(double q) const { return histogram_quantile(pool_wait_short, q); }

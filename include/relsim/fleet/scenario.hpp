@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "relsim/core/billing.hpp"
 #include "relsim/core/dialect.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
@@ -103,6 +104,11 @@ struct Scenario {
   double long_seconds = 30.0;
   double reject_seconds = 0.01;   // a 429 or 529 answer takes this long
   Backoff backoff = Backoff::sdk();  // a 429's retry-after replaces it when 0 < retry-after < 60 s
+  // Prices (docs/model.md, Cost): each served request is billed as exact
+  // bills it (a good one in full, a broken one for what it streamed, a 429
+  // or 529 not at all), and a stream served for a client that had gone in
+  // full. nullopt: no cost.
+  std::optional<Billing> billing;
 };
 
 // Throws InputError naming the bad field and its range. `force` lifts the
