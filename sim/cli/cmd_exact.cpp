@@ -12,6 +12,7 @@
 #include "relsim/core/files.hpp"
 #include "relsim/exact/enumerate.hpp"
 #include "relsim/exact/exact.hpp"
+#include "relsim/exact/fallback_report.hpp"
 #include "relsim/exact/report.hpp"
 #include "relsim/exact/solve.hpp"
 #include "relsim/exact/solve_report.hpp"
@@ -95,15 +96,16 @@ int print(const ExactArgs& a, const Model& model, const Policy& policy, const Ex
   return verdict(a, r, nullptr);
 }
 
-ExactOptions matrix_options(const ExactArgs& a) {
+// The fallback is checked against `policy` (--solve: the searched value at its limit).
+ExactOptions matrix_options(const ExactArgs& a, const Policy& policy) {
   ExactOptions mopt;
   mopt.max_distribution_work = a.distribution_work;
   mopt.kinds = a.model.fault_weights();
   mopt.billing = a.billing.parsed();
-  // (--solve and --triage, whose policy may be incomplete, refuse a fallback.)
-  if (a.fallback.after_option->count()) mopt.fallback = a.fallback.parsed(mopt.kinds, a.model.policy());
+  if (a.fallback.after_option->count()) mopt.fallback = a.fallback.parsed(mopt.kinds, policy);
   return mopt;
 }
+ExactOptions matrix_options(const ExactArgs& a) { return matrix_options(a, a.model.policy()); }
 
 int run_exact_time(const ExactArgs& a, const TimeModel& time) {
   const Policy policy = a.model.policy();
@@ -124,18 +126,26 @@ int run_solve(const ExactArgs& a, const std::optional<TimeModel>& time) {
   if (param == SolveParam::r) args.r = 0;
   if (param == SolveParam::B) args.B = 1;
   const Policy base = args.policy();
+  // A fallback is checked against the search's largest value, the solver's range then starting where a call
+  // sends at least its K requests.
+  const ExactOptions options = matrix_options(a, with_value(base, param, solve_range(param, base, time.has_value()).second));
   SolveResult result;
   Json head;
   std::string words;
   if (time) {
-    result = solve_exact_time(*time, base, param, a.target, matrix_options(a));
+    result = solve_exact_time(*time, base, param, a.target, options);
     head = time_head_json(a.time.chain_json(*time), *time, base);
     words = a.time.chain_words(*time);
   } else {
     const Model model = args.model();
-    result = solve_exact(model, base, param, a.target, matrix_options(a));
+    result = solve_exact(model, base, param, a.target, options);
     head = model_json(model, base);
     words = solve_model_words(model, param);
+  }
+  if (options.fallback) {
+    const double p = time ? time->chain.initial.dot(time->chain.bad) : args.model().p;
+    head["fallback"] = fallback_json(p, *options.fallback);
+    words += "; fallback " + fallback_words(p, *options.fallback);
   }
   if (!ranks().root()) return result.found ? 0 : kExitMiss;
   out() << (a.json ? dump_json(solve_answer_json(head, result)) + "\n" : solve_answer_text(result, words, base));
@@ -274,8 +284,7 @@ void declare_exact_rules(const ExactArgs& a, const ExactOptionsGiven& o) {
       throw InputError(fmt::format("method = '{}': the cost per task is computed by --method matrix only",
                                    given_text(method)));
   });
-  for (const CLI::Option* other : {o.solve, o.triage})
-    refuse_with(a.fallback.after_option, other, "--solve and --triage do not cover a fallback yet: leave out --fallback-after");
+  refuse_with(a.fallback.after_option, o.triage, "--triage has no calls to fall back: leave out --fallback-after");
   refuse_with(a.fallback.after_option, a.tools.faults_option,
               "--fallback-after does not cover tool calls (--tool-faults) yet: leave out one of them");
   refuse_when(a.fallback.after_option, [m = o.method] { return !given_text(m).empty() && given_text(m) != "matrix"; },

@@ -104,10 +104,27 @@ Policy with_value(Policy policy, SolveParam param, std::int64_t v) {
   return policy;
 }
 
+namespace {
+
+// With a fallback after K requests, the values whose calls send at least K
+// (validate(Fallback, Policy)): the range's low end moved up to the first.
+std::int64_t fallback_low(const ExactOptions& options, const Policy& base, SolveParam param, std::int64_t low,
+                          std::int64_t limit) {
+  if (!options.fallback) return low;
+  while (low < limit && with_value(base, param, low).max_requests_per_call() < options.fallback->after) ++low;
+  if (with_value(base, param, low).max_requests_per_call() < options.fallback->after)
+    throw InputError(fmt::format("fallback-after = {}: no {} up to {} gives a call that many requests",
+                                 options.fallback->after, to_string(param), limit));
+  return low;
+}
+
+}  // namespace
+
 SolveResult solve_exact(const Model& model, const Policy& base, SolveParam param, double target,
                         ExactOptions options) {
   options.distribution = false;
-  const auto [low, limit] = solve_range(param, base, false);
+  auto [low, limit] = solve_range(param, base, false);
+  low = fallback_low(options, base, param, low, limit);
   const bool only_low = param == SolveParam::b && model.q < model.p;
   const std::string note =
       only_low ? "q < p: a retry right after a bad request is the likeliest to be good (b = 0); no larger b does better"
@@ -126,7 +143,8 @@ SolveResult solve_exact(const Model& model, const Policy& base, SolveParam param
 SolveResult solve_exact_time(const TimeModel& time, const Policy& base, SolveParam param, double target,
                              ExactOptions options) {
   options.distribution = false;
-  const auto [low, limit] = solve_range(param, base, true);
+  auto [low, limit] = solve_range(param, base, true);
+  low = fallback_low(options, base, param, low, limit);
   return solve_for_target(param, target, low, limit, [&](std::int64_t v) {
     const ExactResult r = exact_time(time, with_value(base, param, v), options);
     return SolvePoint{v, r.success, r.mean_requests};

@@ -5,6 +5,8 @@
 // bytes for 1 and 2 threads, and bad input as one line and exit 2.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <string>
 
@@ -111,6 +113,33 @@ TEST(FallbackCli, TimeModeTakesTheSecondProviderInSeconds) {
                      "--t-good2 applies in time mode only");
   expect_input_error("simulate --t-good 600 --t-bad 60 --r 2 --n 2 --fallback-after 2 --t-good2 900 --t-bad2 30",
                      "does not cover a fallback yet");
+}
+
+// --solve with a fallback: the smallest value is the one a scan of exact
+// finds, in steps and in seconds; the search starts where a call sends at
+// least K requests (below that the fallback is no policy's).
+TEST(FallbackCli, SolveFindsWhatAScanOfExactFinds) {
+  const auto scan = [](const std::string& model, const char* param, int from, double target) {
+    for (int v = from; v <= 40; ++v)
+      if (json_of(fmt::format("exact {} --{} {} --json", model, param, v))["success"].get<double>() >= target) return v;
+    return -1;
+  };
+  const std::string steps = "--p 0.3 --q 0.8 --n 2 --fallback-after 2 --p2 0.1 --burst-mean2 3";
+  const Json r = json_of("exact " + steps + " --target 0.99 --solve r --json");
+  EXPECT_EQ(r["value"], scan(steps, "r", 1, 0.99)) << r.dump();
+  EXPECT_EQ(r["fallback"]["after"], 2);
+  const std::string late = "--p 0.3 --q 0.8 --n 2 --fallback-after 5 --p2 0.1";
+  const Json k5 = json_of("exact " + late + " --target 0.999 --solve r --json");
+  EXPECT_EQ(k5["low"], 4);  // r + 1 >= 5
+  EXPECT_EQ(k5["value"], scan(late, "r", 4, 0.999)) << k5.dump();
+  const std::string layered = "--p 0.3 --q 0.8 --n 2 --policy layered --r 1 --kinds http_529=1 --fallback-after 3 "
+                              "--p2 0.1";
+  const Json s = json_of("exact " + layered + " --target 0.995 --solve s --json");
+  EXPECT_EQ(s["value"], scan(layered, "s", 1, 0.995)) << s.dump();
+  const std::string timed = "--t-good 600 --t-bad 60 --request-seconds 5 --n 5 --fallback-after 2 --t-good2 900 "
+                            "--t-bad2 30";
+  const Json t = json_of("exact " + timed + " --target 0.99 --solve r --json");
+  EXPECT_EQ(t["value"], scan(timed, "r", 1, 0.99)) << t.dump();
 }
 
 TEST(FallbackCli, BadInputIsOneLineAndExitTwo) {
