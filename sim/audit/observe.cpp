@@ -24,14 +24,15 @@ void check_same_plan(const Plan& plan, const RequestLog& log) {
     throw InputError(fmt::format("{}: the log is from another plan: its header has plan_tasks = {}, the plan has {}",
                                  log.where, pt->get<std::int64_t>(), tasks));
   for (const RequestLine& r : log.requests) {
-    if (r.index < 0) continue;
     const std::string at = fmt::format("{}:{}: the log is from another plan: task {}", log.where, r.line, r.task);
+    // With or without an index (without: the server had no column for it and answered 404).
+    if (r.fallback && r.task < tasks && plan.tasks[static_cast<std::size_t>(r.task)].fallback.empty())
+      throw InputError(fmt::format("{}: a request went to the second provider's path, and the plan has no fallback "
+                                   "column",
+                                   at));
+    if (r.index < 0) continue;
     if (r.task >= tasks) throw InputError(fmt::format("{} is not in the plan ({} tasks)", at, tasks));
     const TaskPlan& task = plan.tasks[static_cast<std::size_t>(r.task)];
-    if (r.fallback && task.fallback.empty())
-      throw InputError(fmt::format("{}: request {} went to the second provider's path, and the plan has no fallback "
-                                   "column",
-                                   at, r.index));
     const auto& script = r.fallback ? task.fallback : task.requests;
     const auto length = static_cast<std::int64_t>(script.size());
     if (r.exhausted && r.index < length)

@@ -65,7 +65,8 @@ Plan routed_plan(const Plan& plan, const Observations& obs, const Policy& policy
 std::vector<int> infer_fallback(const Plan& routed, const Observations& obs, const Policy& policy,
                                 const Acceptance& accept) {
   std::vector<int> out;
-  for (int after = 0; after <= policy.max_requests_per_call(); ++after) {
+  // A fallback after the call's last request never moves one: that is no fallback (0).
+  for (int after = 0; after < policy.max_requests_per_call(); ++after) {
     const bool all = std::all_of(obs.tasks.begin(), obs.tasks.end(), [&](const TaskObservation& o) {
       return routed_as(routed.tasks[static_cast<std::size_t>(o.task)], o, policy, accept, after);
     });

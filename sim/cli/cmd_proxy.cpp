@@ -106,6 +106,10 @@ int run_proxy(const ProxyArgs& a) {
   validate(config);
   const std::optional<Plan> plan = a.plan_opt->count() ? std::optional<Plan>(read_plan(a.plan)) : std::nullopt;
   if (plan) check_auditable(*plan, a.plan);
+  if (plan && plan_fallback_after(*plan) > 0)
+    throw InputError(fmt::format("{}: the plan has a fallback column, and the proxy has no second provider: make the "
+                                 "plan without --fallback-after",
+                                 a.plan));
   StopSignals signals;  // before the server's threads start
   {
     std::optional<Server> server;

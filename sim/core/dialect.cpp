@@ -22,6 +22,7 @@ std::array<double, kFaultKinds> stream_break_share(Dialect dialect) {
   share[static_cast<std::size_t>(FaultKind::overloaded)] = 2.0 / events;
   share[static_cast<std::size_t>(FaultKind::no_stop)] = (events - 1.0) / events;
   share[static_cast<std::size_t>(FaultKind::stall)] = 1.0;
+  share[static_cast<std::size_t>(FaultKind::slow_headers)] = 1.0;  // its client sees it at a timeout, not at once
   return share;
 }
 

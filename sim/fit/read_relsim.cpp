@@ -21,6 +21,10 @@ ReadStats from_log(const RequestLog& log, const RecordSink& sink) {
   std::vector<const RequestLine*> used;
   used.reserve(log.requests.size());
   for (const RequestLine& r : log.requests) {
+    if (r.fallback)
+      throw InputError(fmt::format("{}:{}: a request to the second provider's path (\"fallback\": true): fitting one "
+                                   "chain to two providers' requests is not covered yet",
+                                   log.where, r.line));
     if (r.index < 0)
       add_skip(stats, "requests refused before taking an entry (index null)");
     else if (!r.served)

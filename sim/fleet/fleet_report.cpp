@@ -52,7 +52,7 @@ std::string fleet_table_of_json(const Json& j) {
   if (j.contains("cost_mean"))
     row("cost", fmt::format("${:.6g} a task, ${:.6g} a done one; ${:.6g} spent per done task (failed tasks and "
                             "streams served for nobody included)",
-                            j["cost_mean"].get<double>(), j["cost_mean_done"].is_null() ? NAN : j["cost_mean_done"].get<double>(),
+                            j["cost_mean"].is_null() ? NAN : j["cost_mean"].get<double>(), j["cost_mean_done"].is_null() ? NAN : j["cost_mean_done"].get<double>(),
                             j["cost_per_done"].is_null() ? NAN : j["cost_per_done"].get<double>()));
   row("latency", fmt::format("p50 {}, p99 {}", seconds(j["latency_p50"]), seconds(j["latency_p99"])));
   if (sc["long_agents"].get<long long>() > 0)

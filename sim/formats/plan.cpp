@@ -115,9 +115,9 @@ Plan parse_plan(const std::string& text, const std::string& where) {
         const auto after = fb->is_object() ? fb->find("after") : fb->end();
         if (after == fb->end() || !after->is_number_integer() || after->get<std::int64_t>() < 1 ||
             after->get<std::int64_t>() > kMaxRequestsPerCall)
-          throw InputError(fmt::format("{}: header \"fallback\" must be an object whose \"after\" is an integer in "
+          throw InputError(fmt::format("{}: header \"fallback\" = {} must be an object whose \"after\" is an integer in "
                                        "[1, {}]",
-                                       at, kMaxRequestsPerCall));
+                                       at, json_excerpt(*fb), kMaxRequestsPerCall));
       }
       plan.header = std::move(j);
       have_header = true;

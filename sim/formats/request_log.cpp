@@ -149,7 +149,8 @@ RequestLine parse_request(const Json& j, const At& at) {
     r.dialect = parse_dialect(d->get_ref<const std::string&>());
   }
   if (const auto fb = j.find("fallback"); fb != j.end()) {
-    if (!fb->is_boolean()) throw InputError(fmt::format("{}: \"fallback\" must be true or false", at));
+    if (!fb->is_boolean())
+      throw InputError(fmt::format("{}: \"fallback\" = {} is not true or false", at, json_excerpt(*fb)));
     r.fallback = fb->get<bool>();
   }
   if (const auto up = j.find("upstream"); up != j.end()) r.upstream_failed = upstream_failure(*up, at);

@@ -110,8 +110,7 @@ std::size_t set_script(ServerState& state, std::int64_t task, const std::string&
   // "fallback": the entries of /t/{task}/fallback/, one per request as "responses".
   std::optional<std::vector<ScriptEntry>> fallback;
   if (body.contains("fallback")) fallback = parse_script(body.at("fallback"));
-  state.set_script(task, std::move(script));
-  if (fallback) state.set_script(task, std::move(*fallback), ProviderPath::fallback);
+  state.set_script(task, std::move(script), std::move(fallback));
   return entries;
 }
 

@@ -172,12 +172,9 @@ std::string Server::base_url(std::int64_t task) const {
   return fmt::format("http://127.0.0.1:{}/t/{}", port(), task);
 }
 
-void Server::set_script(std::int64_t task, std::vector<ScriptEntry> entries) {
-  impl_->state.set_script(task, std::move(entries));
-}
-
-void Server::set_fallback_script(std::int64_t task, std::vector<ScriptEntry> entries) {
-  impl_->state.set_script(task, std::move(entries), mock::ProviderPath::fallback);
+void Server::set_script(std::int64_t task, std::vector<ScriptEntry> entries,
+                        std::optional<std::vector<ScriptEntry>> fallback) {
+  impl_->state.set_script(task, std::move(entries), std::move(fallback));
 }
 
 namespace {
@@ -193,8 +190,8 @@ std::vector<ScriptEntry> script_of_plan(const std::vector<PlannedRequest>& reque
 
 void Server::load_plan(const Plan& plan) {
   for (const TaskPlan& t : plan.tasks) {
-    set_script(t.task, script_of_plan(t.requests));
-    if (!t.fallback.empty()) set_fallback_script(t.task, script_of_plan(t.fallback));
+    set_script(t.task, script_of_plan(t.requests),
+               t.fallback.empty() ? std::nullopt : std::optional(script_of_plan(t.fallback)));
   }
   impl_->state.set_plan_header(plan.header);
 }

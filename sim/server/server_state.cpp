@@ -44,7 +44,8 @@ std::string ServerState::fresh_request_id() { return fmt::format("req_relsim_x{}
 
 // --- scripts and logs ---------------------------------------------------------
 
-void ServerState::set_script(std::int64_t task, std::vector<ScriptEntry> entries, ProviderPath path) {
+void ServerState::set_script(std::int64_t task, std::vector<ScriptEntry> entries,
+                             std::optional<std::vector<ScriptEntry>> fallback) {
   if (outage_)
     throw InputError("the server runs in outage mode (--outage): every task is answered by the outage schedule, "
                      "scripts do not apply");
@@ -54,6 +55,10 @@ void ServerState::set_script(std::int64_t task, std::vector<ScriptEntry> entries
   if (entries.size() > kMaxScriptEntries)
     throw InputError(fmt::format("script of task {} has {} entries: at most {}", task, entries.size(),
                                  kMaxScriptEntries));
+  if (fallback && fallback->size() != entries.size())
+    throw InputError(fmt::format("script of task {}: \"fallback\" has {} entries and \"responses\" {}: one of each "
+                                 "per request",
+                                 task, fallback->size(), entries.size()));
   std::lock_guard lock(mu_);
   auto it = tasks_.find(task);
   if (it == tasks_.end()) {
@@ -63,14 +68,10 @@ void ServerState::set_script(std::int64_t task, std::vector<ScriptEntry> entries
     it = tasks_.emplace(task, TaskState{}).first;
   }
   TaskState& t = it->second;
-  if (path == ProviderPath::fallback) {
-    t.fallback.assign(std::make_move_iterator(entries.begin()), std::make_move_iterator(entries.end()));
-    t.has_fallback = true;
-    return;
-  }
   t.script.assign(std::make_move_iterator(entries.begin()), std::make_move_iterator(entries.end()));
+  t.has_fallback = fallback.has_value();
   t.fallback.clear();
-  t.has_fallback = false;
+  if (fallback) t.fallback.assign(std::make_move_iterator(fallback->begin()), std::make_move_iterator(fallback->end()));
 }
 
 // Appends to the task's log unless a cap is reached.
@@ -110,48 +111,55 @@ Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
     } else {
       p.why = fmt::format("task {} has no script: set one with POST /control/tasks/{}/script", task, task);
     }
-    if (found != nullptr && r.fallback && !found->has_fallback) {
+    if (found == nullptr) return p;
+    if (r.fallback && !found->has_fallback) {
+      // Logged and journaled as a request refused before taking an entry (no index), as a 405 or 400 is.
       p.why = fmt::format("task {} has no fallback column: the path /t/{}/fallback/ answers a plan made with "
                           "relsim plan --fallback-after (or a script with \"fallback\" entries)",
                           task, task);
-      found = nullptr;
-    }
-    if (found == nullptr) return p;
-    TaskState& t = *found;
-    p.index = r.index = t.served++;
-    if (outage_) {
-      // The state when the request was read, on the server's clock.
-      const double at = r.received_ms / 1000.0 / outage_->config().time_scale;
-      t.script.push_back(outage_->bad_at(at) ? ScriptEntry::of(outage_->kind_of(task, p.index)) : ScriptEntry::ok());
-    } else if (chain_) {
-      const std::optional<FaultKind> kind = chain_->at(task, p.index, t.last_bad);
-      t.last_bad = kind.has_value();
-      t.script.push_back(kind ? ScriptEntry::of(*kind) : ScriptEntry::ok());
-    }
-    std::deque<ScriptEntry>& column = r.fallback ? t.fallback : t.script;
-    std::deque<ScriptEntry>& other = r.fallback ? t.script : t.fallback;
-    if (column.empty()) {
-      p.why = fmt::format(
-          "the script of task {} is exhausted after {} requests: the client sent more requests than the plan "
-          "holds (make the plan with relsim plan --max-requests)",
-          task, t.taken);
       r.status = 404;
       line = journal_request(task, r);
-      line.exhausted = true;
+      p.slot = append_log(*found, std::move(r));
     } else {
-      p.found = true;
-      p.entry = std::move(column.front());
-      column.pop_front();
-      if (!other.empty()) other.pop_front();
-      ++t.taken;
-      p.epoch = t.release_epoch;
-      r.entry = p.entry;
-      line = journal_request(task, r);
+      take_locked(*found, task, std::move(r), p, line);
     }
-    p.slot = append_log(t, std::move(r));
   }
   p.journal = journal_.begin(std::move(line));
   return p;
+}
+
+void ServerState::take_locked(TaskState& t, std::int64_t task, LoggedRequest&& r, Popped& p, JournalRequest& line) {
+  p.index = r.index = t.served++;
+  if (outage_) {
+    // The state when the request was read, on the server's clock.
+    const double at = r.received_ms / 1000.0 / outage_->config().time_scale;
+    t.script.push_back(outage_->bad_at(at) ? ScriptEntry::of(outage_->kind_of(task, p.index)) : ScriptEntry::ok());
+  } else if (chain_) {
+    const std::optional<FaultKind> kind = chain_->at(task, p.index, t.last_bad);
+    t.last_bad = kind.has_value();
+    t.script.push_back(kind ? ScriptEntry::of(*kind) : ScriptEntry::ok());
+  }
+  std::deque<ScriptEntry>& column = r.fallback ? t.fallback : t.script;
+  std::deque<ScriptEntry>& other = r.fallback ? t.script : t.fallback;
+  if (column.empty()) {
+    p.why = fmt::format(
+        "the script of task {} is exhausted after {} requests: the client sent more requests than the plan "
+        "holds (make the plan with relsim plan --max-requests)",
+        task, t.taken);
+    r.status = 404;
+    line = journal_request(task, r);
+    line.exhausted = true;
+  } else {
+    p.found = true;
+    p.entry = std::move(column.front());
+    column.pop_front();
+    if (!other.empty()) other.pop_front();
+    ++t.taken;
+    p.epoch = t.release_epoch;
+    r.entry = p.entry;
+    line = journal_request(task, r);
+  }
+  p.slot = append_log(t, std::move(r));
 }
 
 // The journal line is written before the task's log says the request ended,

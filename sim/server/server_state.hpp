@@ -37,10 +37,6 @@ class Connection;
 inline constexpr std::size_t kMaxGates = 10'000;
 inline constexpr std::size_t kNotLogged = static_cast<std::size_t>(-1);
 
-// Which provider's path a request came to: /t/{task}/v1/... or
-// /t/{task}/fallback/v1/... (Server::set_fallback_script).
-enum class ProviderPath { first, fallback };
-
 struct TaskState {
   std::deque<ScriptEntry> script;
   // The fallback column: taken in step with `script`, one entry of each per
@@ -97,10 +93,11 @@ class ServerState {
   int port() const { return port_; }
 
   // --- scripts and logs -------------------------------------------------------
-  // Throws InputError in outage and chain modes. The first route's script
-  // replaces the task's remaining one and drops its fallback column; the
-  // fallback route's sets that column.
-  void set_script(std::int64_t task, std::vector<ScriptEntry> entries, ProviderPath path = ProviderPath::first);
+  // Throws InputError in outage and chain modes. Replaces the task's
+  // remaining script and its fallback column at once: none without
+  // `fallback`, else that one, which must be as long as `entries`.
+  void set_script(std::int64_t task, std::vector<ScriptEntry> entries,
+                  std::optional<std::vector<ScriptEntry>> fallback = std::nullopt);
   // Takes the task's next entry and logs the request (with the entry, or
   // with status 404 when the script is exhausted; not at all for a task
   // without a script), in the task's log and as an open journal line. In
@@ -173,6 +170,9 @@ class ServerState {
 
   // All with mu_ held.
   std::size_t append_log(TaskState& task, LoggedRequest&& request);
+  // pop() for a task found: its next entry (or the script found exhausted),
+  // logged, and the request's journal line.
+  void take_locked(TaskState& t, std::int64_t task, LoggedRequest&& r, Popped& p, JournalRequest& line);
   // The task's state, created if new; nullptr past max_tasks.
   // Outage and chain modes: the task's state, created if new; nullptr past max_tasks.
   TaskState* live_task_locked(std::int64_t task, std::string& why);

@@ -117,8 +117,8 @@ TEST(FallbackLive, DrawnPlansAgreeWithTheOracleTaskByTask) {
 
 TEST(FallbackLive, TheServerAnswersTheFallbackPathFromTheColumn) {
   Server server;
-  server.set_script(0, script_of({"http_529", "ok"}));
-  server.set_fallback_script(0, script_of({"cut", "ok"}));
+  server.set_script(0, script_of({"http_529", "ok"}), script_of({"cut", "ok"}));
+  EXPECT_THROW(server.set_script(2, script_of({"ok"}), script_of({"ok", "ok"})), InputError);
   server.set_script(1, script_of({"ok"}));
   ClientConfig client;
   client.port = static_cast<std::uint16_t>(server.port());
@@ -144,6 +144,12 @@ TEST(FallbackLive, TheServerAnswersTheFallbackPathFromTheColumn) {
       server.port(), test::server_wire::request("POST", "/t/1/fallback/v1/messages", test::server_wire::kBody));
   EXPECT_EQ(missing.status, 404);
   EXPECT_NE(missing.body.find("task 1 has no fallback column"), std::string::npos) << missing.body;
+  ASSERT_TRUE(server.wait_finished(1, 1, std::chrono::seconds(10)));
+  const TaskLog refused = server.log(1);  // logged, with no index, as a request refused before taking an entry
+  ASSERT_EQ(refused.requests.size(), 1u);
+  EXPECT_TRUE(refused.requests[0].fallback);
+  EXPECT_EQ(refused.requests[0].status, 404);
+  EXPECT_EQ(refused.requests[0].index, -1);
   const std::vector<LiveTask> first = run_live(ClientConfig{client}, 1, 1);
   EXPECT_EQ(first[0].outcome.name(), "done");  // its one entry is still there
   EXPECT_EQ(first[0].fallback_requests, 0);

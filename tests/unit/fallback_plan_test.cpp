@@ -89,7 +89,7 @@ TEST(FallbackPlan, MalformedColumnsAreRefusedWithTheirLine) {
   refused(R"({"relsim_plan": 1, "tasks": 1, "fallback": {"after": 0}})" "\n" R"({"task": 0, "requests": ["ok"]})",
           "\"after\" is an integer in [1, 10000]");
   refused(R"({"relsim_plan": 1, "tasks": 1, "fallback": 2})" "\n" R"({"task": 0, "requests": ["ok"]})",
-          "header \"fallback\" must be an object");
+          "header \"fallback\" = 2 must be an object");
 }
 
 TEST(FallbackPlan, TheOracleOverADrawnPlanIsSimulateTaskForTask) {

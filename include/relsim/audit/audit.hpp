@@ -252,7 +252,8 @@ AuditResult run_audit(const Plan& plan, const Observations& obs, const AuditOpti
 Plan routed_plan(const Plan& plan, const Observations& obs, const Policy& policy, const Acceptance& accept, int after);
 
 // --infer's fallback, once the policy is chosen: every K in 0 (no fallback)
-// .. the policy's requests per call under which each task's requests went to
+// .. the policy's requests per call less one (a K at the most never moves a
+// request) under which each task's requests went to
 // the providers the policy with a fallback after K sends them to, over a
 // routed plan; empty when none explains every task.
 std::vector<int> infer_fallback(const Plan& routed, const Observations& obs, const Policy& policy,

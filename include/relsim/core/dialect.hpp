@@ -27,9 +27,9 @@ Dialect parse_dialect(std::string_view name);
 // ping's place (3), overloaded's error event after message_start (2),
 // no_stop's end after 7. OpenAI (five): cut after 2, malformed's bad chunk
 // and overloaded's error after the role chunk (2), no_stop's [DONE] after 4.
-// A stall holds its stream until the client gives up: 1 here (the fleet's
-// served request lasts its whole request_seconds). Other kinds: 0 (not a
-// stream).
+// A stall holds its stream until the client gives up, and slow headers come
+// at a timeout: 1 here (the fleet's served request lasts its whole
+// request_seconds, as before). Other kinds: 0 (answered at once).
 std::array<double, kFaultKinds> stream_break_share(Dialect dialect);
 
 }  // namespace relsim

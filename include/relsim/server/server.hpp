@@ -197,15 +197,15 @@ class Server {
   int port() const;
   std::string base_url(std::int64_t task) const;  // http://127.0.0.1:PORT/t/TASK
 
-  // Replaces the task's remaining script (task >= 0). Throws InputError past
-  // max_tasks tasks or kMaxScriptEntries entries.
-  void set_script(std::int64_t task, std::vector<ScriptEntry> entries);
-  // The task's second column (a fallback plan's, formats/plan.hpp): what
-  // each of its requests gets at /t/{task}/fallback/v1/... instead of
-  // /t/{task}/v1/...; entry i answers the task's request i, whichever path
-  // the requests before it took. Replaces the task's remaining one; throws
-  // InputError as set_script.
-  void set_fallback_script(std::int64_t task, std::vector<ScriptEntry> entries);
+  // Replaces the task's remaining script (task >= 0), and its fallback
+  // column: none without `fallback`, else what each of its requests gets at
+  // /t/{task}/fallback/v1/... instead of /t/{task}/v1/... (a fallback plan's
+  // second column, formats/plan.hpp; entry i answers the task's request i,
+  // whichever path the requests before it took), as long as `entries`.
+  // Throws InputError past max_tasks tasks or kMaxScriptEntries entries, or
+  // for a fallback column of another length.
+  void set_script(std::int64_t task, std::vector<ScriptEntry> entries,
+                  std::optional<std::vector<ScriptEntry>> fallback = std::nullopt);
   // Every task of the plan: its requests, "ok" or the fault kind, in order
   // (and its fallback column, if it has one); GET /control/tasks shows the
   // plan's header.
