@@ -10,6 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -110,12 +113,43 @@ TEST(FallbackAudit, InferNamesThePolicyAndTheFallback) {
   EXPECT_EQ(j["fallback"]["described"], "after 2");
 }
 
+// The tasks a client with a fallback after `after` would have sent some
+// request of to the other provider, read from the log alone: each task's
+// requests in index order, a call ending at its good answer, request j of a
+// call (from 0) on the second provider exactly when j >= after.
+std::set<std::int64_t> misrouted_in_log(const std::string& log, int after) {
+  std::map<std::int64_t, std::map<std::int64_t, std::pair<bool, bool>>> tasks;  // task -> index -> (ok, fallback)
+  std::istringstream in(test::slurp(log));
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("index") || !j["index"].is_number_integer()) continue;
+    tasks[j["task"].get<std::int64_t>()][j["index"].get<std::int64_t>()] = {j["entry"] == "ok",
+                                                                              j.value("fallback", false)};
+  }
+  std::set<std::int64_t> out;
+  for (const auto& [task, requests] : tasks) {
+    int j = 0;
+    for (const auto& [index, r] : requests) {
+      if (r.second != (after > 0 && j >= after)) out.insert(task);
+      j = r.first ? 0 : j + 1;
+    }
+  }
+  return out;
+}
+
 TEST(FallbackAudit, AWrongFallbackIsFoundByTheProviderCheck) {
+  EXPECT_TRUE(misrouted_in_log(served().log, kAfter).empty());  // the client's own K misroutes nothing
   for (const int wrong : {0, 1, 3}) {
     SCOPED_TRACE(wrong);
-    const auto j = audit_json(fmt::format("--policy layered --s 1 --r 1 --fallback-after {}", wrong));
+    const auto j = audit_json(fmt::format("--policy layered --s 1 --r 1 --fallback-after {} --per-task", wrong));
     EXPECT_GT(j["mismatches"]["by_check"]["provider"].get<int>(), 0);
     EXPECT_EQ(j["mismatches"]["by_check"]["provider"], j["mismatches"]["total"]);
+    // Exactly the tasks the log itself shows misrouted under that K.
+    std::set<std::int64_t> flagged;
+    for (const auto& row : j["per_task"])
+      for (const auto& check : row["checks"])
+        if (check == "provider") flagged.insert(row["task"].get<std::int64_t>());
+    EXPECT_EQ(flagged, misrouted_in_log(served().log, wrong));
     EXPECT_NE(j["mismatches"]["findings"].dump().find("moved to the second provider at another request"),
               std::string::npos)
         << j["mismatches"]["findings"].dump();
