@@ -136,7 +136,7 @@ void check_provider(const AuditOptions& opt, const Expected& e, const TaskObserv
   const auto name = [](bool second) { return second ? "second" : "first"; };
   for (std::int64_t i = 0; i < m; ++i) {
     const auto u = static_cast<std::size_t>(i);
-    const bool want = opt.fallback_after > 0 && e.before[u].used >= opt.fallback_after;
+    const bool want = to_second_provider(e.before[u].used, opt.fallback_after);
     const bool sent = u < o.fallback.size() && o.fallback[u];
     if (want == sent) continue;
     out.push_back({Check::provider, std::max<std::int64_t>(i - 1, 0),
@@ -261,6 +261,7 @@ void tally(AuditResult& res, const TaskAudit& a, const TaskObservation& o) {
   for (int c = 0; c < kChecks; ++c)
     if (a.failed(static_cast<Check>(c))) ++res.by_check[static_cast<std::size_t>(c)];
   res.sent += o.sent;
+  res.second_requests += std::count(o.fallback.begin(), o.fallback.end(), true);
   res.expected += a.expected;
   for (const std::int64_t k : a.per_call) ++res.per_call[k];
   ++res.expected_outcomes[static_cast<std::size_t>(a.expected_outcome.outcome)];

@@ -82,12 +82,10 @@ namespace {
 // A fallback plan's audit: the K audited, the K inferred, the requests per provider.
 std::string fallback_lines(const AuditReport& r) {
   if (!r.two_providers) return "";
-  const Observations& obs = *r.obs;
-  std::int64_t second = 0;
-  for (const TaskObservation& o : obs.tasks) second += std::count(o.fallback.begin(), o.fallback.end(), true);
   const int after = r.result->fallback_after;
   std::string out =
-      fmt::format("  two providers: {} of {} requests sent to the second; audited {}\n", second, r.result->sent,
+      fmt::format("  two providers: {} of {} requests sent to the second; audited {}\n", r.result->second_requests,
+                  r.result->sent,
                   after > 0 ? fmt::format("with a fallback after {} request{} of a call", after, after == 1 ? "" : "s")
                             : std::string("without a fallback"));
   if (r.fallbacks) out += fmt::format("  your loop's fallback: {}\n", describe_fallbacks(*r.fallbacks));
@@ -292,9 +290,7 @@ namespace {
 // 0 is no fallback), "described"}.
 Json fallback_json(const AuditReport& r) {
   if (!r.two_providers) return nullptr;
-  std::int64_t second = 0;
-  for (const TaskObservation& o : r.obs->tasks) second += std::count(o.fallback.begin(), o.fallback.end(), true);
-  Json j{{"after", r.result->fallback_after}, {"second_requests", second}};
+  Json j{{"after", r.result->fallback_after}, {"second_requests", r.result->second_requests}};
   j["candidates"] = r.fallbacks ? Json(*r.fallbacks) : Json(nullptr);
   j["described"] = r.fallbacks ? Json(describe_fallbacks(*r.fallbacks)) : Json(nullptr);
   return j;

@@ -24,7 +24,7 @@ TaskPlan routed_task(const TaskPlan& plan, const TaskObservation* obs, const Pol
   if (after > 0) runner.emplace(policy, accept);
   for (std::size_t i = 0; i < plan.requests.size(); ++i) {
     if (runner && runner->ended()) runner.reset();
-    const bool second = i < sent ? obs->fallback[i] : runner && runner->state().used >= after;
+    const bool second = i < sent ? obs->fallback[i] : runner && to_second_provider(runner->state().used, after);
     out.requests.push_back((second ? plan.fallback : plan.requests)[i]);
     if (runner) runner->feed(out.requests.back());
   }
@@ -37,7 +37,7 @@ bool routed_as(const TaskPlan& routed, const TaskObservation& obs, const Policy&
                int after) {
   audit_detail::AcceptingRunner runner(policy, accept);
   for (std::size_t i = 0; i < routed.requests.size() && i < obs.fallback.size() && !runner.ended(); ++i) {
-    if (obs.fallback[i] != (after > 0 && runner.state().used >= after)) return false;
+    if (obs.fallback[i] != to_second_provider(runner.state().used, after)) return false;
     runner.feed(routed.requests[i]);
   }
   return true;

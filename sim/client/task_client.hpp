@@ -55,10 +55,9 @@ class TaskClient {
   // asked to close or keep-alive is off.
   void give_back(Exchange& ex);
   std::string request_bytes(std::int64_t c, int retry_count) const;
-  // Whether the request being sent goes to the second provider: it is the
-  // call's request number call_requests_ (counted as it is sent), and the
-  // first fallback_after go to the first.
-  bool to_fallback() const { return cfg_.fallback_after > 0 && call_requests_ > cfg_.fallback_after; }
+  // Whether the request being sent goes to the second provider: it is
+  // counted in call_requests_ as it is sent, so the call had sent one fewer.
+  bool to_fallback() const { return to_second_provider(call_requests_ - 1, cfg_.fallback_after); }
   asio::awaitable<void> pause(double seconds, FaultKind last);
   double next_jitter() { return jitter(cfg_.seed, task_, retries_++); }
 

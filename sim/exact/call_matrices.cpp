@@ -131,7 +131,7 @@ struct Walk {
     if (walk_memo) use_memo(walk_memo->impl());
   }
 
-  const LaneData& lane_at(int used) const { return lanes[used < after ? 0 : 1]; }
+  const LaneData& lane_at(int used) const { return lanes[to_second_provider(used, after) ? 1 : 0]; }
 
   // Replays the memo's reactions when it was recorded for this policy and
   // these kinds; else starts it over for them.

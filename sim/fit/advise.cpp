@@ -42,12 +42,13 @@ class Evaluator {
     return t;
   }
 
-  // (a, b): (p, q), or (t_good, t_bad) when timed.
-  ExactResult at(double a, double b, int s, int r) const {
+  // (a, b): (p, q), or (t_good, t_bad) when timed. `priced`: with the cost
+  // walk (the estimate's point alone; the scan and the band need success).
+  ExactResult at(double a, double b, int s, int r, bool priced = false) const {
     ExactOptions options;
     options.kinds = fit_.kinds;
     options.distribution = false;
-    options.billing = setup_.billing;
+    if (priced) options.billing = setup_.billing;
     if (fit_.timed) return exact_time(time_model(a, b), policy(s, r), options);
     Model m;
     m.p = a;
@@ -65,7 +66,7 @@ class Evaluator {
     pt.max_retries = s;
     pt.stream_retries = r;
     const auto& [a, b] = fit_.region.front();
-    const ExactResult e = at(a, b, s, r);
+    const ExactResult e = at(a, b, s, r, true);
     pt.success = e.success;
     pt.requests_per_task = e.mean_requests;
     pt.success_band = {e.success, e.success};

@@ -76,7 +76,9 @@ void load_scripts(Server& server, const fleet::Scenario& s, std::uint64_t seed, 
   }
 }
 
-void count_task(const LiveTask& t, const fleet::Scenario& s, double scale, FleetLiveResult& r) {
+// `nano`: nano_costs of the scenario's billing (none: not billed).
+void count_task(const LiveTask& t, const fleet::Scenario& s, double scale,
+                const std::optional<std::array<std::int64_t, kFaultKinds + 1>>& nano, FleetLiveResult& r) {
   fleet::FleetResult& f = r.counts;
   ++f.tasks;
   const bool done = t.outcome.outcome == Outcome::done;
@@ -88,10 +90,9 @@ void count_task(const LiveTask& t, const fleet::Scenario& s, double scale, Fleet
   f.requests += t.requests;
   // Billed as the simulation bills: each answer the client saw, by its kind
   // (a 429 or 529 not at all).
-  if (s.billing) {
-    const std::array<std::int64_t, kFaultKinds + 1> nano = nano_costs(*s.billing);
+  if (nano) {
     std::int64_t cost = 0;
-    for (const auto& seen : t.seen) cost += nano[seen ? static_cast<std::size_t>(*seen) : kFaultKinds];
+    for (const auto& seen : t.seen) cost += (*nano)[seen ? static_cast<std::size_t>(*seen) : kFaultKinds];
     f.cost_nano += cost;
     if (done) f.cost_done_nano += cost;
   }
@@ -217,7 +218,9 @@ FleetLiveResult run_fleet_live(const fleet::Scenario& s, std::uint64_t seed, con
   f.pool_wait.assign(fleet::kLatencyBins, 0);
   f.pool_wait_short.assign(fleet::kLatencyBins, 0);
   f.billed = s.billing.has_value();
-  for (const LiveTask& t : tasks) count_task(t, s, c.time_scale, r);
+  std::optional<std::array<std::int64_t, kFaultKinds + 1>> nano;
+  if (s.billing) nano = nano_costs(*s.billing);
+  for (const LiveTask& t : tasks) count_task(t, s, c.time_scale, nano, r);
   r.log = read_log(server, client, tasks);
   server.stop();
   return r;

@@ -29,8 +29,7 @@ Prediction predict_task(const Policy& policy, const TaskPlan& task, const Client
   PlannedRequest last;  // the reply of the last request sent
   for (std::size_t i = 0; i < task.requests.size(); ++i) {
     const CallState before = runner.state();
-    // The call's first fallback_after requests go to the first provider.
-    const bool second = fallback_after > 0 && before.used >= fallback_after;
+    const bool second = to_second_provider(before.used, fallback_after);
     const PlannedRequest& r = (second ? task.fallback : task.requests)[i];
     p.fallback_requests += second ? 1 : 0;
     on_request(r);

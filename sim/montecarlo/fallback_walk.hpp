@@ -66,7 +66,7 @@ TaskRunner walk_fallback_task(const FallbackDraws& d, const Policy& policy, std:
       const double p_bad = i == 0 ? s.start : (last_bad ? s.retry : s.gap)[bad[c] ? 1 : 0];
       bad[c] = rng::uniform(seed, rng::Stream::fallback_chain, t, 3 * i + c) < p_bad;
     }
-    const int lane = runner.state().used < d.after ? 0 : 1;
+    const int lane = to_second_provider(runner.state().used, d.after) ? 1 : 0;
     std::array<std::optional<FaultKind>, 2> replies;
     for (std::size_t l = 0; l < 2; ++l)
       if (bad[l] || bad[2]) replies[l] = kind_of_word(d.cuts[l], rng::word(seed, rng::Stream::fallback_kind, t, i));

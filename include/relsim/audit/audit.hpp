@@ -192,6 +192,7 @@ struct AuditResult {
   std::int64_t sent = 0, expected = 0, layered = 0;  // requests
   std::map<std::int64_t, std::int64_t> per_call;     // calls by requests sent
   int fallback_after = 0;                            // AuditOptions::fallback_after
+  std::int64_t second_requests = 0;                  // requests the client sent to the second provider
   std::array<std::int64_t, kOutcomes> expected_outcomes{}, observed_outcomes{};
   std::int64_t no_outcome = 0, hangs = 0, crashes = 0;
   // requests sent / requests layered with the same s and r (s = 0 for simple) would send.

@@ -73,6 +73,12 @@ struct CallState {
   bool operator==(const CallState&) const = default;
 };
 
+// A fallback to a second provider after `after` requests of a call
+// (core/fallback.hpp; 0: none): whether the call's next request, after the
+// `used` it has sent, goes to the second provider. The one rule the exact
+// walk, the simulation, the oracle, the client and the audit route by.
+constexpr bool to_second_provider(int used, int after) { return after > 0 && used >= after; }
+
 // What the policy does after a request of the call in state `state`:
 // the call succeeds (`call_done`), the task ends (`ended`), or the call sends
 // another request from state `next`. `fault` is empty for a good request.
