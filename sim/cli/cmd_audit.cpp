@@ -94,7 +94,7 @@ int run_audit_command(const AuditArgs& a) {
   Observations obs = observe(plan, log, a.outcomes.empty() ? nullptr : &overrides, n, a.outcomes);
   if (a.no_retry_header) read_retry_header(obs, RetryHeaderMode::off);
   else if (a.inner_retries >= 0) read_retry_header(obs, RetryHeaderMode::given, a.inner_retries);
-  AuditReport report{plan_name, a.log, &obs, nullptr, std::nullopt, std::nullopt};
+  AuditReport report{plan_name, a.log, &obs, nullptr, std::nullopt, std::nullopt, false, std::nullopt};
   // Two providers: every check runs over the entries the client met on the
   // paths it took (routed_plan); the provider check compares the paths.
   report.two_providers = plan_fallback_after(plan) > 0;

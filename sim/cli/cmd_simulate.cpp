@@ -138,12 +138,8 @@ Runner add_simulate(CLI::App& app) {
   add_time_options(*cmd, args->time);
   add_tool_options(*cmd, args->tools, args->time.timed_rule());
   add_billing_options(*cmd, args->billing);
-  refuse_when(args->billing.price_in_option, args->time.timed_rule(),
-              "simulate in time mode has no cost per task yet: relsim exact gives it exactly (leave out the time "
-              "options here, or the prices)");
   add_fallback_options(*cmd, args->fallback, args->billing.price_in_option, args->time.timed_rule());
-  refuse_when(args->fallback.after_option, args->time.timed_rule(),
-              "--fallback-after: time mode (--t-good, --t-bad) does not cover a fallback yet; use --p and --q");
+  add_cooldown_options(*cmd, args->fallback, args->time.timed_rule());
   refuse_with(args->fallback.after_option, args->tools.faults_option,
               "--fallback-after does not cover tool calls (--tool-faults) yet: leave out one of them");
   cmd->add_option("--tasks", args->tasks, fmt::format("tasks to simulate, in [1, {}]", kMaxTasks))

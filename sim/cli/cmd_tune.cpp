@@ -21,6 +21,7 @@ struct TuneArgs {
   ModelArgs model;  // --n, --chain and --kinds
   TimeArgs time;
   BillingArgs billing;
+  FallbackArgs fallback;
   double target = 0.0;
   std::string objective = "requests";
   std::string policies = "layered,budgeted";
@@ -111,6 +112,7 @@ int run_tune_command(const TuneArgs& a) {
   config.kinds = a.model.fault_weights();
   config.objective = parse_tune_objective(a.objective);
   config.billing = a.billing.parsed();
+  config.fallback = a.fallback.parsed(config.kinds, widest_tune_policy(config.n));
   config.threads = a.threads;
   config.force = a.force;
   config.p99_tasks = a.p99_tasks;
@@ -198,6 +200,7 @@ Runner add_tune(CLI::App& app) {
       ->capture_default_str();
   add_space_options(*cmd, *args);
   add_billing_options(*cmd, args->billing);
+  add_fallback_options(*cmd, args->fallback, args->billing.price_in_option, args->time.timed_rule());
   auto* csv = cmd->add_flag("--csv", args->csv, fmt::format("print the front as CSV: {}", kTuneCsvHeader));
   auto* json =
       cmd->add_flag("--json", args->json,

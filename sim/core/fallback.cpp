@@ -62,6 +62,12 @@ void validate(const Fallback& fallback, const Policy& policy) {
   for (const auto& [name, price] : {std::pair{"price-in2", fallback.price_in}, std::pair{"price-out2", fallback.price_out}})
     if (price && !(*price >= 0.0 && *price <= 1e6))
       throw InputError(fmt::format("{} = {}: must be a price in [0, 1000000] USD per million tokens", name, *price));
+  if (fallback.cooldown) {
+    if (!fallback.timed())
+      throw InputError("cooldown: a cooldown is timed, so it needs time mode (--t-good, --t-bad) and the second "
+                       "provider's chain in seconds (--t-good2, --t-bad2)");
+    validate(*fallback.cooldown);
+  }
 }
 
 Billing second_billing(const Billing& first, const Fallback& fallback) {

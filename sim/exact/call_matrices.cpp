@@ -126,26 +126,30 @@ struct Walk {
     seconds = Vec::Zero(k);
     fail_exit = Mat::Zero(k, k);
     advance_seconds = Mat::Zero(k, k);
-    // The memo is keyed by one set of kinds: a walk with a fallback keeps none.
-    RELSIM_ASSERT(walk_memo == nullptr || lanes.size() == 1);
     if (walk_memo) use_memo(walk_memo->impl());
   }
 
   const LaneData& lane_at(int used) const { return lanes[to_second_provider(used, after) ? 1 : 0]; }
 
-  // Replays the memo's reactions when it was recorded for this policy and
-  // these kinds; else starts it over for them.
+  // Replays the memo's reactions when it was recorded for this policy, these
+  // kinds and this route (which lane each call state's faults come from);
+  // else starts it over for them.
   void use_memo(WalkMemo::Impl& m) {
-    std::array<bool, kFaultKinds> weighted{};
-    const std::vector<double>& weight = lanes.front().weight;
-    for (int kind = 0; kind < kFaultKinds; ++kind) weighted[static_cast<std::size_t>(kind)] = weight[static_cast<std::size_t>(kind)] > 0.0;
+    const auto weighted = [this](std::size_t lane) {
+      std::array<bool, kFaultKinds> w{};
+      if (lane < lanes.size())
+        for (std::size_t kind = 0; kind < w.size(); ++kind) w[kind] = lanes[lane].weight[kind] > 0.0;
+      return w;
+    };
+    const int route_after = lanes.size() > 1 ? after : 0;
     memo = &m;
     replay = m.valid && m.kind == policy.kind && m.r == policy.r && m.s == policy.s && m.B == policy.B &&
-             m.weighted == weighted;
+             m.weighted == weighted(0) && m.after == route_after && m.weighted2 == weighted(1);
     if (replay) return;
     // Valid once the walk has run to its end (run()): one cut short by an
     // exception leaves nothing to replay.
-    m = WalkMemo::Impl{false, policy.kind, policy.r, policy.s, policy.B, weighted, std::move(m.reactions)};
+    m = WalkMemo::Impl{false,     policy.kind, policy.r,    policy.s, policy.B,
+                       weighted(0), route_after, weighted(1), std::move(m.reactions)};
     m.reactions.clear();
   }
 

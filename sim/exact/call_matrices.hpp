@@ -124,7 +124,10 @@ struct WalkMemo::Impl {
   bool valid = false;
   PolicyKind kind = PolicyKind::simple;
   int r = 0, s = 0, B = 0;
-  std::array<bool, kFaultKinds> weighted{};
+  std::array<bool, kFaultKinds> weighted{};  // per kind, whether the first provider's weight is positive
+  // With a fallback (two lanes): its K and the second provider's kinds; after 0 without.
+  int after = 0;
+  std::array<bool, kFaultKinds> weighted2{};
   std::vector<Reaction> reactions;
 };
 

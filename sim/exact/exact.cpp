@@ -318,9 +318,11 @@ void check_fallback(const Fallback& fallback, const ExactOptions& options, const
     throw InputError("fallback-after: the second provider's chain in seconds (--t-good2, --t-bad2) needs time mode "
                      "(--t-good, --t-bad)");
   validate(fallback, policy);
+  if (fallback.cooldown)
+    throw InputError("cooldown: a cooldown remembers when the first provider failed, which the exact engine's states "
+                     "do not hold; relsim simulate gives it (in time mode)");
   if (options.tools)
     throw InputError("fallback-after: a fallback does not cover tool calls (--tool-faults) yet; leave out one of them");
-  if (options.walk_memo) throw InputError("fallback-after: a fallback is not searched by relsim tune yet");
 }
 
 Eigen::RowVectorXd continuous_start_of(const CallMatrices& c, const Eigen::RowVectorXd& initial, std::int64_t n) {

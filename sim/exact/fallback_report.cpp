@@ -36,6 +36,8 @@ Json fallback_json(double p, const Fallback& fb) {
   j["p2_marginal"] = marginal_p(fb.second_p(), fb);
   j["price_in2"] = fb.price_in ? Json(*fb.price_in) : Json(nullptr);
   j["price_out2"] = fb.price_out ? Json(*fb.price_out) : Json(nullptr);
+  if (fb.cooldown)
+    j["cooldown"] = Json{{"fails", fb.cooldown->fails}, {"window", fb.cooldown->window}, {"seconds", fb.cooldown->seconds}};
   return j;
 }
 
@@ -51,6 +53,9 @@ std::string fallback_words(double p, const Fallback& fb) {
                     : fmt::format("; shared outage p = {:.6g}, q = {:.6g}", fb.shared.p, fb.shared.q);
     s += fmt::format(": bad shares {:.6g} and {:.6g}", marginal_p(p, fb), marginal_p(fb.second_p(), fb));
   }
+  if (const std::optional<Cooldown>& c = fb.cooldown)
+    s += fmt::format("; the first skipped {:g} s after {} failure{} within {:g} s", c->seconds, c->fails,
+                     c->fails == 1 ? "" : "s", c->window);
   return s;
 }
 

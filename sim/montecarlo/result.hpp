@@ -20,10 +20,10 @@ template <class Result>
 auto count_fields(Result& r) {
   using Count = std::conditional_t<std::is_const_v<Result>, const std::int64_t, std::int64_t>;
   using Field = std::span<Count>;
-  return std::array<Field, 11>{Field(&r.tasks, 1),  Field(&r.successes, 1), Field(&r.requests, 1),
-                               Field(&r.calls_succeeded, 1), Field(r.faults),    Field(r.outcomes),
-                               Field(r.pairs_after), Field(r.done_after), Field(r.done_by_requests),
-                               Field(r.env_by_requests), Field(r.tool_outcomes)};
+  return std::array<Field, 12>{Field(&r.tasks, 1),         Field(&r.successes, 1), Field(&r.requests, 1),
+                               Field(&r.calls_succeeded, 1), Field(&r.second_requests, 1), Field(r.faults),
+                               Field(r.outcomes),            Field(r.pairs_after),  Field(r.done_after),
+                               Field(r.done_by_requests),    Field(r.env_by_requests), Field(r.tool_outcomes)};
 }
 
 // The length of the request-count histograms for `policy`: one bin per

@@ -56,6 +56,7 @@ struct PolicyRun {
     std::int64_t cost = 0;
     const auto sent_request = [&](const std::optional<FaultKind>& r, int lane) {
       if (r) ++tally.faults[static_cast<std::size_t>(*r)];
+      tally.second_requests += lane;
       cost += nano[static_cast<std::size_t>(lane)][r ? static_cast<std::size_t>(*r) : static_cast<std::size_t>(kFaultKinds)];
     };
     const TaskRunner runner =

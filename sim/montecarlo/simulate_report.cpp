@@ -44,6 +44,16 @@ std::int64_t simulate_wrong_count(const SimResult& sim) {
 
 std::string simulate_percent(double x) { return fmt::format("{:.3g}%", 100.0 * x); }
 
+// The first provider's long-run share of bad requests, for the fallback's report.
+double first_p(const SimulateSetup& setup) {
+  return setup.time ? setup.time->chain.initial.dot(setup.time->chain.bad) : setup.model.p;
+}
+
+// A run with a cooldown, whose exact figures are the fallback's without it.
+bool cooled(const SimulateSetup& setup) { return setup.config.fallback && setup.config.fallback->cooldown; }
+constexpr const char* kCooldownExact = "a cooldown has no exact value: the exact figures are the fallback's without "
+                                       "its cooldown, for comparison";
+
 constexpr const char* kSimulateNoHistograms =
     "a task can send more requests than the simulation keeps counts for (1,000,000): no quantiles";
 
@@ -103,7 +113,7 @@ void simulate_time_rows(const SimulateSetup& setup, const SimulateCheck& r, cons
   row("mean seconds", fmt::format("{:.6g} ({} interval {}, sd {:.6g})", t.mean_seconds, level,
                                   simulate_seconds_interval(t.mean_interval), t.sd_seconds));
   row("exact mean seconds", fmt::format("{:.12g}", r.exact_mean_seconds));
-  row("mean covers exact", t.mean_interval.covers(r.exact_mean_seconds) ? "yes" : "no");
+  if (!cooled(setup)) row("mean covers exact", t.mean_interval.covers(r.exact_mean_seconds) ? "yes" : "no");
   if (t.quantiles_available)
     for (const SimQuantile& q : t.quantiles)
       row(fmt::format("seconds p{}", q.percent),
@@ -173,7 +183,12 @@ SimulateCheck simulate_and_check(const SimulateSetup& setup, const std::function
     r.timed = simulate_time(*setup.time, setup.policy, setup.config, time_options);
     r.sim = r.timed->counts;
     if (simulated) simulated();
+    exact_options.billing = setup.config.billing;
+    exact_options.fallback = setup.config.fallback;
+    // A cooldown has no exact value: the reference is the fallback without it.
+    if (exact_options.fallback) exact_options.fallback->cooldown.reset();
     const ExactResult exact = exact_time(*setup.time, setup.policy, exact_options);
+    if (exact.cost) r.cost = cost_estimate(r.sim, *exact.cost, setup.confidence);
     r.exact = exact.success;
     r.exact_fault_share = exact.fault_share();
     r.exact_mean_seconds = exact.mean_seconds;
@@ -204,7 +219,7 @@ Json simulate_json(const SimulateSetup& setup, const SimulateCheck& r) {
   Json j = setup.time ? time_head_json(setup.chain_json, *setup.time, policy) : model_json(setup.model, policy);
   j["lanes"] = setup.config.lanes;
   j["policy"] = std::string(to_string(policy.kind));
-  if (setup.config.fallback) j["fallback"] = fallback_json(setup.model.p, *setup.config.fallback);
+  if (setup.config.fallback) j["fallback"] = fallback_json(first_p(setup), *setup.config.fallback);
   if (policy.kind != PolicyKind::simple) j["s"] = policy.s;
   if (policy.kind == PolicyKind::budgeted) j["B"] = policy.B;
   j["seed"] = setup.config.seed;
@@ -261,6 +276,13 @@ Json simulate_json(const SimulateSetup& setup, const SimulateCheck& r) {
     j["exact_cost_mean_done"] = c.exact_mean_done;
     j["cost_covered"] = c.interval.covers(c.exact_mean);
   }
+  if (setup.config.fallback) j["second_requests"] = sim.second_requests;
+  if (cooled(setup)) {
+    // A cooldown has no exact value: the exact fields are the fallback's without it, compared, not checked.
+    j["exact_note"] = kCooldownExact;
+    for (const char* key : {"covered", "mean_seconds_covered", "cost_covered"})
+      if (j.contains(key)) j[key] = nullptr;
+  }
   if (!sim.kernel.empty()) j["kernel"] = sim.kernel;  // which code ran; the numbers are the same on every kernel
   return j;
 }
@@ -273,7 +295,7 @@ std::string simulate_table(const SimulateSetup& setup, const SimulateCheck& r) {
   };
   simulate_model_rows(setup, row);
   row("policy", describe(setup.policy));
-  if (setup.config.fallback) row("fallback", fallback_words(setup.model.p, *setup.config.fallback));
+  if (setup.config.fallback) row("fallback", fallback_words(first_p(setup), *setup.config.fallback));
   row("seed", fmt::format("{}", setup.config.seed));
   row("successes", fmt::format("{}/{} = {:.6g}", sim.successes, sim.tasks, r.rate()));
   row(fmt::format("{:g}% {} interval", 100.0 * setup.confidence, to_string(setup.interval)),
@@ -289,9 +311,13 @@ std::string simulate_table(const SimulateSetup& setup, const SimulateCheck& r) {
   if (sim.outcomes_by_class)
     row("wrong outcomes", fmt::format("{} (crash, hang, partial_done{})", simulate_wrong_count(sim),
                                       setup.config.tools ? ", side_effect_left, silent_wrong" : ""));
-  row("interval covers exact", r.covered ? "yes" : "no");
+  if (cooled(setup)) row("exact figures", kCooldownExact);
+  else row("interval covers exact", r.covered ? "yes" : "no");
   row("requests sent", fmt::format("{} ({:.6g} per task)", sim.requests,
                                    static_cast<double>(sim.requests) / static_cast<double>(sim.tasks)));
+  if (setup.config.fallback)
+    row("  to the second", fmt::format("{} ({})", sim.second_requests,
+                                       simulate_percent(r.share(sim.second_requests))));
   row("requests quantiles",
       simulate_histograms_kept(sim)
           ? count_quantiles_words(*outcome_quantiles(sim.done_by_requests, sim.env_by_requests).all)
@@ -309,8 +335,10 @@ std::string simulate_table(const SimulateSetup& setup, const SimulateCheck& r) {
     const CostEstimate& c = *r.cost;
     row("mean cost", fmt::format("${:.6g} a task ({:g}% interval [${:.6g}, ${:.6g}], sd ${:.6g}), ${:.6g} a done task",
                                  c.mean, 100.0 * setup.confidence, c.interval.low, c.interval.high, c.sd, c.mean_done));
-    row("exact mean cost", fmt::format("${:.6g} a task, ${:.6g} a done task ({})", c.exact_mean, c.exact_mean_done,
-                                       c.interval.covers(c.exact_mean) ? "covered" : "not covered"));
+    row("exact mean cost", fmt::format("${:.6g} a task, ${:.6g} a done task{}", c.exact_mean, c.exact_mean_done,
+                                       cooled(setup) ? ""
+                                       : c.interval.covers(c.exact_mean) ? " (covered)"
+                                                                         : " (not covered)"));
     row("cost p50, p90, p99", fmt::format("${:.6g}, ${:.6g}, ${:.6g}", c.p50, c.p90, c.p99));
   }
   return s;

@@ -84,6 +84,8 @@ class TimeRun {
     ++c.tasks;
     c.successes += done ? 1 : 0;
     c.requests += runner.requests();
+    c.second_requests += walked.second;
+    if (s_.nano) ++(done ? c.cost_done : c.cost_failed)[walked.nano_dollars];
     c.calls_succeeded += runner.call();
     ++c.outcomes[static_cast<std::size_t>(index_of(runner.outcome()))];
     if (!c.done_by_requests.empty())
@@ -121,8 +123,19 @@ void check_run(const TimeModel& time, const Policy& policy, const SimConfig& con
   validate(policy);
   validate(config);
   validate(options);
-  if (config.fallback)
-    throw InputError("fallback-after: simulate in time mode does not cover a fallback yet; relsim exact gives it");
+  if (config.fallback) {
+    validate(*config.fallback, policy);
+    if (!config.fallback->timed())
+      throw InputError("fallback-after: in time mode the second provider's chain is in seconds: give --t-good2 and "
+                       "--t-bad2 (not --p2)");
+  }
+  if (config.tools) throw InputError("tool-faults: time mode (--t-good, --t-bad) does not support tool calls yet");
+  if (config.billing && time.scope == ChainScope::continuous)
+    throw InputError("chain = continuous: the simulated cost per task (--price-in, --price-out) covers the fresh "
+                     "scope only yet; use --chain fresh, or relsim exact for the cost");
+  if (config.billing && !config.share.single())
+    throw InputError("the simulated cost per task (--price-in, --price-out) runs on one rank only yet: run it "
+                     "without mpirun");
   const double longest = longest_task(time, policy);
   if (!(longest <= kMaxTaskSeconds))
     throw InputError(fmt::format("a task of {} can last up to {:g} s with these time options: the simulator keeps a "
@@ -181,10 +194,24 @@ void validate(const TimeSimOptions& o) {
                                  kMaxTimedTasks));
 }
 
-TimeSimResult simulate_time(const TimeModel& time, const Policy& policy, const SimConfig& config,
+TimeSimResult simulate_time(const TimeModel& given, const Policy& policy, const SimConfig& config,
                             const TimeSimOptions& options) {
-  check_run(time, policy, config, options);
-  const detail::TimeSimScheme scheme = detail::TimeSimScheme::make(time, policy, config.kinds);
+  check_run(given, policy, config, options);
+  // With a fallback the hidden state holds both providers' (fallback.hpp).
+  TimeModel time = given;
+  Eigen::VectorXd second_bad;
+  if (config.fallback) {
+    FallbackTimeChain both = fallback_time_chain(given.chain, *config.fallback);
+    time.chain = std::move(both.chain);
+    second_bad = std::move(both.second_bad);
+  }
+  detail::TimeSimScheme scheme = detail::TimeSimScheme::make(time, policy, config.kinds);
+  if (config.fallback) scheme.add_fallback(*config.fallback, second_bad);
+  if (config.billing) {
+    const Billing& first = *config.billing;
+    const Billing second = config.fallback ? second_billing(first, *config.fallback) : first;
+    scheme.nano = detail::NanoTable{nano_costs(first), nano_costs(second)};
+  }
   const bool fresh = time.scope == ChainScope::fresh;
   const bool keep = config.tasks <= options.max_timed_tasks;
   std::vector<std::int64_t> micros(keep ? static_cast<std::size_t>(config.tasks) : 0);

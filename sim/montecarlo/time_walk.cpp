@@ -100,8 +100,16 @@ void TimeSimScheme::advance(ChainPosition& at, double seconds, StreamReader& cha
   }
 }
 
-bool TimeSimScheme::emits_bad(int state, StreamReader& emission) const {
-  const double b = bad[static_cast<std::size_t>(state)];
+void TimeSimScheme::add_fallback(const Fallback& fallback, const Eigen::VectorXd& second) {
+  RELSIM_ASSERT(second.size() == states);
+  second_bad.assign(second.data(), second.data() + second.size());
+  second_kinds = DrawScheme::make(Model{}, policy, fallback.kinds);
+  after = fallback.after;
+  cooldown = fallback.cooldown;
+}
+
+bool TimeSimScheme::emits_bad(int state, int provider, StreamReader& emission) const {
+  const double b = (provider == 0 ? bad : second_bad)[static_cast<std::size_t>(state)];
   if (b >= 1.0) return true;
   if (b <= 0.0) return false;
   return emission.uniform() < b;
@@ -114,20 +122,27 @@ TimedTask walk_time_task(const TimeSimScheme& s, std::uint64_t seed, std::uint64
   StreamReader kind(seed, rng::Stream::kind, task), jitter(seed, rng::Stream::jitter, task);
   const TimeModel& time = *s.time;
   if (fresh) at = s.stationary(chain);
-  TimedTask out{TaskRunner(s.policy), 0.0};
+  TimedTask out{TaskRunner(s.policy)};
   TaskRunner& runner = out.runner;
+  CooldownClock first(s.cooldown);
   double start = 0.0;  // the current request's start, from the task's first
   for (;;) {
+    const CallState from = runner.state();
+    const int provider = s.provider(from.used, first.cooling(start));
     std::optional<FaultKind> fault;
-    if (s.emits_bad(at.state, emission)) {
-      fault = s.kinds.kind(kind.word());
+    if (s.emits_bad(at.state, provider, emission)) {
+      fault = (provider == 0 ? s.kinds : s.second_kinds).kind(kind.word());
       ++faults[static_cast<std::size_t>(*fault)];
     }
     if (trace) trace->push_back({fault, start});
-    const CallState from = runner.state();
+    out.second += provider;
+    if (s.nano)
+      out.nano_dollars += (*s.nano)[static_cast<std::size_t>(provider)]
+                                   [fault ? static_cast<std::size_t>(*fault) : static_cast<std::size_t>(kFaultKinds)];
     const std::int64_t calls = runner.call();
     runner.feed(fault);
     const double took = time.seconds_of(fault);
+    if (fault && provider == 0) first.failed(start + took);
     if (runner.ended()) {
       out.seconds = start + took;
       if (carry) s.advance(at, took + time.think_seconds, chain);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "relsim/core/fallback.hpp"
 #include "relsim/core/policy.hpp"
 #include "relsim/core/rng.hpp"
 #include "relsim/core/time_model.hpp"
@@ -49,6 +50,9 @@ struct ChainPosition {
   double to_jump = 0.0;
 };
 
+// A request's cost in nano-dollars, [provider][kind], [provider][kFaultKinds] a good one.
+using NanoTable = std::array<std::array<std::int64_t, kFaultKinds + 1>, 2>;
+
 // The chain's jump structure and everything else a task's walk reads, made
 // once per run.
 struct TimeSimScheme {
@@ -60,16 +64,32 @@ struct TimeSimScheme {
   std::vector<double> jump;     // jump[i * states + j]: P(target <= j | leaving i), the last target's set to 1
   std::vector<double> initial;  // cumulative chain.initial, its last positive entry set to 1
   std::vector<double> bad;      // P(request bad | state)
+  // With a fallback (core/fallback.hpp) the chain is both providers'
+  // (fallback_time_chain) and `bad` the first's emissions.
+  std::vector<double> second_bad;  // P(a request to the second provider is bad | state); empty: no fallback
+  DrawScheme second_kinds;
+  int after = 0;  // the fallback's K
+  std::optional<Cooldown> cooldown;
+  std::optional<NanoTable> nano;  // with a billing
 
   // Throws InputError for an invalid policy or weights.
   static TimeSimScheme make(const TimeModel& time, const Policy& policy, const FaultWeights& kinds);
+  // time.chain must be fallback_time_chain's, `second_bad` its second_bad.
+  void add_fallback(const Fallback& fallback, const Eigen::VectorXd& second_bad);
+
+  // The provider a request goes to (0 the first, 1 the second): the
+  // fallback's rule, and the second while the first cools down.
+  int provider(int used, bool cooling) const {
+    if (second_bad.empty()) return 0;
+    return to_second_provider(used, after) || cooling ? 1 : 0;
+  }
 
   // A state drawn from chain.initial and its sojourn: by memorylessness the
   // time left in a state seen at a fixed instant is a whole sojourn.
   ChainPosition stationary(StreamReader& chain) const;
   // The chain `seconds` later.
   void advance(ChainPosition& at, double seconds, StreamReader& chain) const;
-  bool emits_bad(int state, StreamReader& emission) const;
+  bool emits_bad(int state, int provider, StreamReader& emission) const;
 
  private:
   double sojourn(int state, StreamReader& chain) const;
@@ -78,7 +98,9 @@ struct TimeSimScheme {
 
 struct TimedTask {
   TaskRunner runner;
-  double seconds = 0.0;  // first request's start to last request's end
+  double seconds = 0.0;            // first request's start to last request's end
+  std::int64_t second = 0;         // requests sent to the second provider
+  std::int64_t nano_dollars = 0;   // with TimeSimScheme::nano: what the task's requests cost
 };
 
 // Task `task`. fresh: its first request sees a state drawn from

@@ -18,6 +18,9 @@ void check_trace(const TimeModel& time, const Policy& policy, const SimConfig& c
   validate(time);
   validate(policy);
   validate(config);
+  if (config.fallback)
+    throw InputError("fallback-after: a timed plan or trace follows one provider only yet (a fallback in seconds is "
+                     "simulated, not played live)");
 }
 
 // Walks one task; `at` carries the chain between the tasks of a lane.

@@ -34,6 +34,7 @@ std::optional<Fallback> FallbackArgs::parsed(const FaultWeights& first_kinds, co
     if (shared_p_option->count())
       fb.shared = chain_of(shared_p, nullptr, 0.0, shared_burst_option, shared_burst_mean, "shared-burst-mean");
   }
+  if (cooldown_option != nullptr && cooldown_option->count()) fb.cooldown = cooldown;
   validate(fb, policy);
   return fb;
 }
@@ -95,6 +96,24 @@ void add_fallback_options(CLI::App& cmd, FallbackArgs& a, const CLI::Option* pri
                                    {a.t_bad2_option, a.t_good2_option}, {a.shared_t_good_option, a.shared_t_bad_option},
                                    {a.shared_t_bad_option, a.shared_t_good_option}})
     needs_option(one, other, fmt::format("{} needs {}", one->get_name(), other->get_name()));
+}
+
+void add_cooldown_options(CLI::App& cmd, FallbackArgs& a, std::function<bool()> timed) {
+  a.cooldown_option = cmd.add_option("--cooldown-fails", a.cooldown.fails,
+                                     "fallback: a cooldown, as LiteLLM's Router has: after F failed requests to the "
+                                     "first provider within --cooldown-window, it is skipped for --cooldown-seconds, "
+                                     "in [1, 1000] (time mode; docs/model.md, Cooldowns)");
+  CLI::Option* window = cmd.add_option("--cooldown-window", a.cooldown.window,
+                                       "the cooldown's window for the failures, seconds")
+                            ->capture_default_str();
+  CLI::Option* seconds = cmd.add_option("--cooldown-seconds", a.cooldown.seconds,
+                                        "how long the first provider is skipped, seconds")
+                             ->capture_default_str();
+  needs_option(a.cooldown_option, a.after_option,
+               "--cooldown-fails needs --fallback-after: a cooldown sends the calls to the second provider");
+  needs_time_mode(a.cooldown_option, timed);
+  for (CLI::Option* one : {window, seconds})
+    needs_option(one, a.cooldown_option, fmt::format("{} needs --cooldown-fails", one->get_name()));
 }
 
 }  // namespace relsim::cli

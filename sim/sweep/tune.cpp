@@ -55,12 +55,21 @@ WalkMemo& thread_memo() {
   return memo;
 }
 
+// The fallback for one schedule: a K at or over the most requests its calls
+// send is no fallback, written as K = that most (to_second_provider).
+std::optional<Fallback> fallback_for(const TuneConfig& config, const Policy& policy) {
+  std::optional<Fallback> fb = config.fallback;
+  if (fb) fb->after = std::min(fb->after, policy.max_requests_per_call());
+  return fb;
+}
+
 // Fixed waits: p99 of the exact wall-time distribution, pruned as far as
 // the quantile allows, or in full; nothing when it is over the work cap.
 std::optional<double> exact_p99(const TimeModel& time, const Policy& policy, const TuneConfig& config) {
   ExactOptions options;
   options.walk_memo = &thread_memo();
   options.kinds = config.kinds;
+  options.fallback = fallback_for(config, policy);
   options.max_distribution_work = config.p99_work;
   options.done_seconds = false;
   for (const double prune : kTunePrunes) {
@@ -85,6 +94,7 @@ void simulated_p99(const TuneConfig& config, const TimeModel& time, const Policy
   sim.seed = config.seed;
   sim.threads = 1;
   sim.kinds = config.kinds;
+  sim.fallback = fallback_for(config, policy);
   TimeSimResult r;
   try {
     r = simulate_time(time, policy, sim);
@@ -215,6 +225,15 @@ void check_config(const TuneConfig& config) {
     throw InputError("objective = 'cost' needs prices: give --input-tokens, --output-tokens, --price-in and "
                      "--price-out");
   if (config.billing) validate(*config.billing);
+  if (config.fallback) {
+    if (!config.fallback->timed())
+      throw InputError("fallback-after: tune works in seconds, so the second provider's chain is too: give "
+                       "--t-good2 and --t-bad2");
+    if (config.fallback->cooldown)
+      throw InputError("cooldown: tune searches with the exact engine, which has no cooldown; relsim simulate "
+                       "gives it");
+    validate(*config.fallback, widest_tune_policy(config.n));
+  }
   if (!(config.p99_work >= 0.0))
     throw InputError(fmt::format("p99-work = {} is out of range: it must be >= 0", config.p99_work));
   if (config.p99_tasks < 0 || config.p99_tasks > kMaxTimedTasks)
@@ -235,6 +254,16 @@ void place_anchors(TuneResult& result, const TuneConfig& config, bool with_p99) 
 }
 
 }  // namespace
+
+Policy widest_tune_policy(std::int64_t n) {
+  Policy most;
+  most.n = n;
+  most.kind = PolicyKind::layered;
+  most.s = 99;
+  most.r = 99;
+  static_assert(100 * 100 == kMaxRequestsPerCall);
+  return most;
+}
 
 std::string_view to_string(TuneObjective objective) {
   switch (objective) {
@@ -299,6 +328,7 @@ TunePoint evaluate_schedule(const TuneConfig& config, const TuneSchedule& schedu
   options.done_seconds = p99;  // for the front and the anchors, not the whole search
   options.walk_memo = &thread_memo();
   options.billing = config.billing;
+  options.fallback = fallback_for(config, schedule.policy);
   const ExactResult r = exact_time(time, schedule.policy, options);
   TunePoint p;
   p.schedule = schedule;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "relsim/core/csv.hpp"
+#include "relsim/exact/fallback_report.hpp"
 #include "relsim/exact/report.hpp"
 
 
@@ -59,6 +60,9 @@ std::string anchor_place(const TuneAnchor& a) {
   return "meets the target, dominated by no front member";
 }
 
+// The first provider's long-run share of bad requests, for the fallback's words.
+double first_bad_share(const TimeModel& time) { return time.chain.initial.dot(time.chain.bad); }
+
 }  // namespace
 
 std::string tune_p99_note() {
@@ -103,7 +107,8 @@ Json tune_json(const TuneResult& result, const TuneSpace& space, const TuneConfi
   j["scope"] = std::string(to_string(config.time.scope));
   j["kinds"] = to_string(config.kinds);
   j["time"] = time_json(config.time);
-  if (config.billing) j["billing"] = billing_json(*config.billing, config.kinds);
+  if (config.billing) j["billing"] = billing_json(*config.billing, config.kinds, config.fallback);
+  if (config.fallback) j["fallback"] = fallback_json(first_bad_share(config.time), *config.fallback);
   j["space"] = space_json(space);
   j["evaluated"] = result.schedules;
   j["meeting_target"] = result.meeting;
@@ -155,6 +160,9 @@ std::string tune_table(const TuneResult& result, const TuneConfig& config, const
       fmt::format("relsim tune: target P(success) >= {}, n = {} calls, {}\n", config.target, config.n, chain);
   s += fmt::format("  kinds {}; {} distinct schedules, {} meet the target; objective {}\n", to_string(config.kinds),
                    result.schedules, result.meeting, to_string(config.objective));
+  if (config.fallback)
+    s += fmt::format("  fallback {}; a schedule whose calls send at most {} requests never falls back\n",
+                     fallback_words(first_bad_share(config.time), *config.fallback), config.fallback->after);
   if (!result.s_matters) s += "  s has no effect (no pre-response kind in --kinds): s = 0 stands for every s\n";
   if (!result.r_matters) s += "  r has no effect (no in-stream kind in --kinds): r = 0 stands for every r\n";
   std::string dims;

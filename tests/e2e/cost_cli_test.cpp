@@ -108,7 +108,8 @@ TEST(CostCli, BadInputIsOneLineAndExitTwo) {
   expect_input_error(kModel + " --break-at cut=0.2", "the cost needs all four");
   expect_input_error(kModel + kPrices + " --method enumerate", "--method matrix only");
   expect_input_error("exact --p 0.02 --burst-mean 5 --n 30 --target 0.99 --solve r" + kPrices, "print no cost");
-  expect_input_error("simulate --t-good 600 --t-bad 60 --r 2 --n 2" + kPrices, "simulate in time mode has no cost");
+  expect_input_error("simulate --t-good 600 --t-bad 60 --r 2 --n 2 --chain continuous" + kPrices,
+                     "covers the fresh scope only yet");
   expect_input_error("simulate --p 0.3 --q 0.8 --r 2 --n 2 --chain continuous" + kPrices, "covers the fresh scope only");
   expect_input_error("simulate --p 0.3 --q 0.8 --r 2 --n 2 --price-in 3", "is missing");
 }

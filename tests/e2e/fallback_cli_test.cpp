@@ -111,8 +111,56 @@ TEST(FallbackCli, TimeModeTakesTheSecondProviderInSeconds) {
   expect_input_error(timed + " --fallback-after 2 --t-good2 0 --t-bad2 30", "t-good2 = 0 is out of range");
   expect_input_error("exact --p 0.3 --r 2 --n 2 --fallback-after 2 --p2 0.1 --t-good2 9 --t-bad2 1",
                      "--t-good2 applies in time mode only");
-  expect_input_error("simulate --t-good 600 --t-bad 60 --r 2 --n 2 --fallback-after 2 --t-good2 900 --t-bad2 30",
-                     "does not cover a fallback yet");
+}
+
+// simulate in seconds with a fallback and a cooldown: the fallback's own
+// exact figures beside it, the requests to the second provider, and the
+// cooldown's options read strictly.
+TEST(FallbackCli, SimulateInSecondsTakesTheFallbackAndACooldown) {
+  const std::string timed = "simulate --t-good 600 --t-bad 60 --r 2 --n 4 --request-seconds 5 --backoff list:1,2,4 "
+                            "--kinds http_529=1,cut=1 --tasks 20000 --fallback-after 1 --t-good2 900 --t-bad2 30";
+  const Json plain = json_of(timed + " --json" + kPrices);
+  EXPECT_EQ(plain["covered"], true);
+  EXPECT_EQ(plain["mean_seconds_covered"], true);
+  EXPECT_EQ(plain["cost_covered"], true);
+  EXPECT_GT(plain["second_requests"].get<long long>(), 0);
+  EXPECT_LT(plain["second_requests"].get<long long>(), plain["requests"].get<long long>());
+  EXPECT_FALSE(plain.contains("exact_note"));
+  const Json cooled = json_of(timed + " --cooldown-fails 1 --cooldown-seconds 60 --json" + kPrices);
+  EXPECT_EQ(cooled["fallback"]["cooldown"], (Json{{"fails", 1}, {"window", 60.0}, {"seconds", 60.0}}));
+  EXPECT_TRUE(cooled["covered"].is_null());
+  EXPECT_TRUE(cooled["cost_covered"].is_null());
+  EXPECT_NE(cooled["exact_note"].get<std::string>().find("no exact value"), std::string::npos);
+  EXPECT_EQ(cooled["exact"], plain["exact"]);  // the fallback's without the cooldown
+  EXPECT_GT(cooled["second_requests"].get<long long>(), plain["second_requests"].get<long long>());
+  // A cooldown of 0 s is none: the same draws, the same counts.
+  const Json zero = json_of(timed + " --cooldown-fails 1 --cooldown-seconds 0 --json" + kPrices);
+  for (const char* key : {"successes", "requests", "second_requests", "mean_seconds", "cost_mean"})
+    EXPECT_EQ(zero[key], plain[key]) << key;
+  expect_input_error(timed + " --cooldown-fails 0", "cooldown-fails = 0 is out of range");
+  expect_input_error(timed + " --cooldown-fails 2 --cooldown-window 0", "cooldown-window = 0 is out of range");
+  expect_input_error(timed + " --cooldown-fails 2 --cooldown-seconds -1", "cooldown-seconds = -1 is out of range");
+  expect_input_error(timed + " --cooldown-seconds 5", "--cooldown-seconds needs --cooldown-fails");
+  expect_input_error("simulate --t-good 600 --t-bad 60 --r 2 --n 2 --cooldown-fails 1",
+                     "--cooldown-fails needs --fallback-after");
+  expect_input_error("simulate --p 0.3 --r 2 --n 2 --fallback-after 1 --p2 0.1 --cooldown-fails 1",
+                     "--cooldown-fails applies in time mode only");
+}
+
+// tune with a fallback in seconds: said in the JSON and the table, refused in steps.
+TEST(FallbackCli, TuneSearchesWithTheFallback) {
+  const std::string tune = "tune --target 0.9 --n 5 --t-good 300 --t-bad 60 --request-seconds 4 --kinds cut=1,http_529=2 "
+                           "--s-max 2 --r-max 2 --budgets 2,4 --no-grid --lists none --no-widen --p99-tasks 0";
+  const Json alone = json_of(tune + " --json");
+  const Json j = json_of(tune + " --fallback-after 2 --t-good2 300 --t-bad2 20 --json");
+  EXPECT_EQ(j["fallback"]["after"], 2);
+  EXPECT_TRUE(alone["best"].is_null());  // nothing in this space reaches 0.9 alone
+  ASSERT_TRUE(j["best"].is_object());
+  EXPECT_GE(j["best"]["success"].get<double>(), 0.9);
+  EXPECT_NE(run_relsim(tune + " --fallback-after 2 --t-good2 300 --t-bad2 20").out.find("never falls back"),
+            std::string::npos);
+  expect_input_error(tune + " --fallback-after 2 --p2 0.1", "in time mode needs --t-good2 and --t-bad2");
+  expect_input_error(tune + " --fallback-after 10001 --t-good2 300 --t-bad2 20", "fallback-after = 10001");
 }
 
 // --solve with a fallback: the smallest value is the one a scan of exact

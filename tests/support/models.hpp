@@ -38,4 +38,12 @@ inline TimeModel time_model_of(double t_good, double t_bad, const char* backoff,
                    .backoff = parse_backoff(backoff)};
 }
 
+// A hidden chain of three states (good, half bad, bad) stepping every 5 s,
+// uniformised into continuous time: a first provider that is no two-state chain.
+inline TimeChain three_state_time_chain() {
+  Eigen::MatrixXd step(3, 3);
+  step << 0.9, 0.1, 0.0, 0.2, 0.6, 0.2, 0.0, 0.3, 0.7;
+  return uniformised_time_chain(step, Eigen::Vector3d(0.0, 0.5, 1.0), 5.0);
+}
+
 }  // namespace relsim::test

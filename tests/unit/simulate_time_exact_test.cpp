@@ -79,9 +79,7 @@ TimeModel point_time_model(const Point& pt) {
   if (pt.t_good > 0.0) {
     t.chain = two_state_time_chain(pt.t_good, pt.t_bad);
   } else {
-    Eigen::MatrixXd step(3, 3);
-    step << 0.9, 0.1, 0.0, 0.2, 0.6, 0.2, 0.0, 0.3, 0.7;
-    t.chain = uniformised_time_chain(step, Eigen::Vector3d(0.0, 0.5, 1.0), 5.0);
+    t.chain = test::three_state_time_chain();
   }
   t.scope = pt.scope;
   t.backoff = parse_backoff(pt.backoff);

@@ -10,6 +10,7 @@
 #include <Eigen/Dense>
 
 #include "relsim/core/billing.hpp"
+#include "relsim/core/cooldown.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/model.hpp"
 #include "relsim/core/policy.hpp"
@@ -30,6 +31,9 @@ struct Fallback {
   // outage's in seconds, in place of `second` and `shared` (two states each,
   // two_state_time_chain); the second required, the shared one optional.
   std::optional<TimeChain> second_time, shared_time;
+  // Time mode's simulation only: the first provider skipped for a while after
+  // failures (cooldown.hpp).
+  std::optional<Cooldown> cooldown;
 
   bool timed() const { return second_time.has_value(); }
   bool correlated() const { return timed() ? shared_time.has_value() : shared.p > 0.0; }
@@ -40,7 +44,7 @@ struct Fallback {
 
 // Throws InputError naming the bad value and its valid range: after in
 // [1, the policy's most requests per call], the second and shared chains
-// valid models, prices as Billing's.
+// valid models, prices as Billing's, a cooldown valid and in seconds.
 void validate(const Fallback& fallback, const Policy& policy);
 
 // The billing of the second provider's requests: `first` at its own prices.

@@ -98,6 +98,7 @@ struct SimResult {
   std::int64_t successes = 0;
   std::int64_t requests = 0;                       // requests sent, all tasks
   std::int64_t calls_succeeded = 0;                // calls that got a good request (= good requests)
+  std::int64_t second_requests = 0;                // with a fallback: requests sent to the second provider
   std::array<std::int64_t, kFaultKinds> faults{};  // bad requests by kind
   // Tasks by request count: done_by_requests[m], env_by_requests[m], m in
   // 0 .. policy.max_requests() (left empty above kMaxHistogramRequests).

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "relsim/core/billing.hpp"
+#include "relsim/core/fallback.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/policy.hpp"
 #include "relsim/core/rng.hpp"
@@ -102,7 +103,14 @@ struct TuneConfig {
   // With prices: every schedule's mean cost per task (TunePoint::cost_mean),
   // a dimension of the front; needed by the cost objective.
   std::optional<Billing> billing;
+  // A second provider (docs/model.md, Fallback), its chain in seconds; a
+  // schedule whose calls send at most K requests never falls back.
+  std::optional<Fallback> fallback;
 };
+
+// A policy whose calls may send kMaxRequestsPerCall requests, the most of
+// any schedule: what TuneConfig::fallback's K is checked against.
+Policy widest_tune_policy(std::int64_t n);
 
 // How a schedule's p99 wall time was found: exact (fixed waits), simulated
 // (jittered waits: the exact engine averages the jitter into the chain's
