@@ -209,7 +209,7 @@ Runner add_fleet(CLI::App& app) {
           ->capture_default_str();
   CLI::Option* live = add_live_options(*cmd, *args);
   add_seed_option(*cmd, args->seed, "Philox key");
-  add_billing_options(*cmd, args->billing);
+  add_billing_options(*cmd, args->billing, false);
   cmd->add_option("--threads", args->threads, "OpenMP threads (0: OpenMP's default); never changes the output")
       ->capture_default_str();
   cmd->add_option("--bin-seconds", args->bin_seconds, "the time series' bin (--csv)")->capture_default_str();

@@ -47,8 +47,13 @@ std::array<std::int64_t, kFaultKinds + 1> nano_costs(const Billing& billing) {
 
 double Billing::request_cost(std::optional<FaultKind> kind) const {
   if (!billed(kind)) return 0.0;
-  return (input_tokens * price_in + billed_output(kind) * price_out) / 1e6;
+  return ((input_tokens - cached_tokens) * price_in + cached_tokens * cache_read + billed_output(kind) * price_out) /
+         1e6;
 }
+
+double Billing::cache_surcharge() const { return cached_tokens * (cache_write - cache_read) / 1e6; }
+
+std::int64_t nano_surcharge(const Billing& billing) { return std::llround(billing.cache_surcharge() * 1e9); }
 
 void validate(const Billing& b) {
   const auto tokens = [](std::string_view name, double v) {
@@ -65,6 +70,13 @@ void validate(const Billing& b) {
   tokens("output-tokens", b.output_tokens);
   price("price-in", b.price_in);
   price("price-out", b.price_out);
+  tokens("cached-tokens", b.cached_tokens);
+  if (b.cached_tokens > b.input_tokens)
+    throw InputError(fmt::format("cached-tokens = {} is out of range: the cached prefix is part of the input, so it "
+                                 "must be at most input-tokens = {}",
+                                 b.cached_tokens, b.input_tokens));
+  price("cache-read", b.cache_read);
+  price("cache-write", b.cache_write);
   for (int k = 0; k < kFaultKinds; ++k) {
     const double f = b.break_at[static_cast<std::size_t>(k)];
     const auto kind = static_cast<FaultKind>(k);

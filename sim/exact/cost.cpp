@@ -1,6 +1,7 @@
 // The exact cost per task (cost.hpp; docs/model.md, Cost).
 #include "exact/cost.hpp"
 
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -28,6 +29,51 @@ Clock billing_clock(const Billing& billing, bool distribution) {
   return clock;
 }
 
+// P(a task sends no billed request), by outcome class: its first call's
+// requests all refused before the model starts until the policy gives up.
+// The same walk over the refused kinds alone, a billed reply taken as the
+// call's success (it ends an all-refused run); the done class is then
+// "some request billed".
+std::vector<double> unbilled_by_class(const Route& route, const Policy& policy, const Steps& steps,
+                                      const Eigen::RowVectorXd& start) {
+  const Lane& lane = route.lanes.front();
+  FaultWeights refused;
+  for (int kind = 0; kind < kFaultKinds; ++kind)
+    if (!Billing::billed(static_cast<FaultKind>(kind)))
+      refused.weight[static_cast<std::size_t>(kind)] = lane.kinds.weight[static_cast<std::size_t>(kind)];
+  const double share = refused.total() / lane.kinds.total();
+  std::vector<double> out(kOutcomeClasses, 0.0);
+  if (!(share > 0.0)) return out;
+  const Route only{{Lane{lane.bad * share, refused, nullptr}}, 0};
+  out = totals(call_matrices(only, policy, steps), start, 1, false, 0.0).outcomes;
+  out[static_cast<std::size_t>(index_of(OutcomeClass{Outcome::done}))] = 0.0;
+  return out;
+}
+
+// The cache's write: every task with a billed request pays the surcharge
+// once more (Billing::cache_surcharge), the others nothing. On the
+// distribution, in the clock's units: every bin moves up by it but the
+// unbilled tasks' mass at 0.
+void add_cache_write(const std::vector<double>& unbilled, double surcharge_units, std::vector<SecondsBin>& bins) {
+  std::map<Outcome, double> at_zero;
+  for (int c = 0; c < kOutcomeClasses; ++c) at_zero[outcome_class(c).outcome] += unbilled[static_cast<std::size_t>(c)];
+  std::map<std::pair<double, Outcome>, double> moved;
+  for (const SecondsBin& bin : bins) {
+    double billed = bin.probability;
+    if (bin.seconds == 0.0) {
+      const double stays = std::min(billed, at_zero[bin.outcome]);
+      if (stays > 0.0) moved[{0.0, bin.outcome}] += stays;
+      billed -= stays;
+      // What is left at 0 is billed requests that cost nothing, or rounding of
+      // the unbilled mass (the two walks sum in different orders).
+      if (billed <= 1e-12 * bin.probability) billed = 0.0;
+    }
+    if (billed > 0.0) moved[{bin.seconds + surcharge_units, bin.outcome}] += billed;
+  }
+  bins.clear();
+  for (const auto& [key, probability] : moved) bins.push_back(SecondsBin{key.first, key.second, probability});
+}
+
 }  // namespace
 
 void add_cost(const Route& route, const Policy& policy, const ExactOptions& options, const Steps& steps,
@@ -38,6 +84,9 @@ void add_cost(const Route& route, const Policy& policy, const ExactOptions& opti
                      "out one of them");
   const Billing& billing = *options.billing;
   validate(billing);
+  if (billing.cached_tokens > 0.0 && options.fallback)
+    throw InputError("cached-tokens: a cached prefix with a fallback is not modelled yet (each provider keeps a cache "
+                     "of its own); leave out one of them");
   const std::vector<Clock> clocks{
       billing_clock(billing, options.distribution),
       billing_clock(options.fallback ? second_billing(billing, *options.fallback) : billing, options.distribution)};
@@ -60,10 +109,23 @@ void add_cost(const Route& route, const Policy& policy, const ExactOptions& opti
   cost.billing = billing;
   cost.mean = t.mean_seconds / kUnitsPerUsd;
   if (t.success > 0.0) cost.mean_done = t.mean_seconds_done / kUnitsPerUsd;
+  // A cached prefix: the first billed request's write, once a task (a done task has one).
+  const bool cached = billing.cached_tokens > 0.0;
+  std::vector<double> unbilled(kOutcomeClasses, 0.0);
+  if (cached) {
+    unbilled = unbilled_by_class(route, policy, billed, start);
+    double none = 0.0;
+    for (const double p : unbilled) none += p;
+    cost.mean += billing.cache_surcharge() * (1.0 - none);
+    if (t.success > 0.0) cost.mean_done += billing.cache_surcharge();
+  }
   if (options.distribution) {
     // seconds_distribution fills the time fields of a result; here they hold the cost.
     ExactResult held;
     seconds_distribution(c, start, policy, 0.0, options, held);
+    // The surcharge to the nano-dollar, as each request's cost is kept.
+    if (cached && held.seconds_complete)
+      add_cache_write(unbilled, static_cast<double>(nano_surcharge(billing)) * 1e-9 * kUnitsPerUsd, held.seconds);
     if (held.seconds_complete) {
       cost.complete = true;
       for (const SecondsBin& bin : held.seconds)

@@ -146,6 +146,10 @@ void cost_rows(const Row& row, const CostResult& cost, const std::optional<Fallb
     row("  second provider", fmt::format("in at ${}/M, out at ${}/M; a good request {}", two.price_in, two.price_out,
                                          usd(two.request_cost(std::nullopt))));
   }
+  if (b.cached_tokens > 0.0)
+    row("  cached prefix", fmt::format("{:.0f} of the tokens in, read at ${}/M; the task's first billed request "
+                                       "writes it at ${}/M ({} more)",
+                                       b.cached_tokens, b.cache_read, b.cache_write, usd(b.cache_surcharge())));
   row("  breaks bill", fmt::format("{} of the output (docs/model.md, Cost)", break_at_string(b.break_at)));
   row("mean cost", fmt::format("{} a task, {} a done task", usd(cost.mean), usd(cost.mean_done)));
   row("cost p50, p90, p99", cost.complete ? fmt::format("{}, {}, {}", usd(cost.quantiles.p50), usd(cost.quantiles.p90),
@@ -286,6 +290,12 @@ Json billing_json(const Billing& b, const FaultWeights& kinds, const std::option
     const Billing second = second_billing(b, *fallback);
     j["price_in2"] = second.price_in;
     j["price_out2"] = second.price_out;
+  }
+  if (b.cached_tokens > 0.0) {
+    j["cached_tokens"] = b.cached_tokens;
+    j["cache_read"] = b.cache_read;
+    j["cache_write"] = b.cache_write;
+    j["cache_surcharge"] = b.cache_surcharge();  // the first billed request's, on top of request_cost
   }
   return j;
 }

@@ -153,6 +153,8 @@ void validate_requests(const Scenario& s) {
   time.backoff = s.backoff;
   validate(time);
   if (s.billing) validate(*s.billing);
+  if (s.billing && s.billing->cached_tokens > 0.0)
+    throw InputError("cached-tokens: the fleet does not bill a cached prefix yet (relsim exact and simulate do)");
 }
 
 }  // namespace

@@ -137,6 +137,9 @@ SimResult simulate_share(const Model& model, const Policy& policy, const SimConf
                      "use --chain fresh, or relsim exact");
   if (config.fallback && config.tools)
     throw InputError("fallback-after: a fallback does not cover tool calls (--tool-faults) yet; leave out one of them");
+  if (config.billing && config.billing->cached_tokens > 0.0 && config.fallback)
+    throw InputError("cached-tokens: a cached prefix with a fallback is not modelled yet (each provider keeps a cache "
+                     "of its own); leave out one of them");
   if (config.billing && !config.share.single())
     throw InputError("the simulated cost per task (--price-in, --price-out) runs on one rank only yet: run it "
                      "without mpirun");

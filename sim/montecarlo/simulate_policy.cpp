@@ -31,6 +31,7 @@ struct PolicyRun {
   // With a billing: what a request costs in nano-dollars, [lane][kind] or
   // [lane][kFaultKinds] for a good one; lane 1 is a fallback's second provider.
   std::array<std::array<std::int64_t, kFaultKinds + 1>, 2> nano{};
+  std::int64_t cache_write = 0;  // nano-dollars a task's first billed request adds (nano_surcharge)
   // With a fallback: its draws (the task is walked by walk_fallback_task).
   std::optional<FallbackDraws> fallback;
 
@@ -54,10 +55,15 @@ struct PolicyRun {
       return !step.ended;
     };
     std::int64_t cost = 0;
+    bool written = false;  // the cached prefix (Billing::cached_tokens)
     const auto sent_request = [&](const std::optional<FaultKind>& r, int lane) {
       if (r) ++tally.faults[static_cast<std::size_t>(*r)];
       tally.second_requests += lane;
       cost += nano[static_cast<std::size_t>(lane)][r ? static_cast<std::size_t>(*r) : static_cast<std::size_t>(kFaultKinds)];
+      if (!written && Billing::billed(r)) {
+        cost += cache_write;
+        written = true;
+      }
     };
     const TaskRunner runner =
         fallback ? walk_fallback_task(
@@ -136,11 +142,12 @@ SimResult simulate_policy(const Model& model, const Policy& policy, const SimCon
   SimResult result = empty_result(bins);
   result.outcomes_by_class = true;
   Progress progress(config.progress);
-  PolicyRun run{s, policy, config, hook, progress, {}, std::nullopt};
+  PolicyRun run{s, policy, config, hook, progress, {}, 0, std::nullopt};
   if (config.billing) {
     const Billing billing[] = {*config.billing, config.fallback ? second_billing(*config.billing, *config.fallback)
                                                                 : *config.billing};
     for (std::size_t lane = 0; lane < 2; ++lane) run.nano[lane] = nano_costs(billing[lane]);
+    run.cache_write = nano_surcharge(*config.billing);
   }
   if (config.fallback) run.fallback = FallbackDraws::make(model, *config.fallback, config.kinds);
   const bool fresh = model.chain == ChainScope::fresh;

@@ -136,6 +136,9 @@ void check_run(const TimeModel& time, const Policy& policy, const SimConfig& con
   if (config.billing && !config.share.single())
     throw InputError("the simulated cost per task (--price-in, --price-out) runs on one rank only yet: run it "
                      "without mpirun");
+  if (config.billing && config.billing->cached_tokens > 0.0 && config.fallback)
+    throw InputError("cached-tokens: a cached prefix with a fallback is not modelled yet (each provider keeps a cache "
+                     "of its own); leave out one of them");
   const double longest = longest_task(time, policy);
   if (!(longest <= kMaxTaskSeconds))
     throw InputError(fmt::format("a task of {} can last up to {:g} s with these time options: the simulator keeps a "
@@ -211,6 +214,7 @@ TimeSimResult simulate_time(const TimeModel& given, const Policy& policy, const 
     const Billing& first = *config.billing;
     const Billing second = config.fallback ? second_billing(first, *config.fallback) : first;
     scheme.nano = detail::NanoTable{nano_costs(first), nano_costs(second)};
+    scheme.cache_write = nano_surcharge(first);
   }
   const bool fresh = time.scope == ChainScope::fresh;
   const bool keep = config.tasks <= options.max_timed_tasks;

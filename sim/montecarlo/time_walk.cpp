@@ -125,6 +125,7 @@ TimedTask walk_time_task(const TimeSimScheme& s, std::uint64_t seed, std::uint64
   TimedTask out{TaskRunner(s.policy)};
   TaskRunner& runner = out.runner;
   CooldownClock first(s.cooldown);
+  bool written = false;  // the cached prefix (Billing::cached_tokens)
   double start = 0.0;  // the current request's start, from the task's first
   for (;;) {
     const CallState from = runner.state();
@@ -136,9 +137,14 @@ TimedTask walk_time_task(const TimeSimScheme& s, std::uint64_t seed, std::uint64
     }
     if (trace) trace->push_back({fault, start});
     out.second += provider;
-    if (s.nano)
+    if (s.nano) {
       out.nano_dollars += (*s.nano)[static_cast<std::size_t>(provider)]
                                    [fault ? static_cast<std::size_t>(*fault) : static_cast<std::size_t>(kFaultKinds)];
+      if (!written && Billing::billed(fault)) {
+        out.nano_dollars += s.cache_write;  // the cached prefix's write
+        written = true;
+      }
+    }
     const std::int64_t calls = runner.call();
     runner.feed(fault);
     const double took = time.seconds_of(fault);

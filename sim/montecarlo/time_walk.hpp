@@ -71,6 +71,7 @@ struct TimeSimScheme {
   int after = 0;  // the fallback's K
   std::optional<Cooldown> cooldown;
   std::optional<NanoTable> nano;  // with a billing
+  std::int64_t cache_write = 0;    // nano-dollars a task's first billed request adds (nano_surcharge)
 
   // Throws InputError for an invalid policy or weights.
   static TimeSimScheme make(const TimeModel& time, const Policy& policy, const FaultWeights& kinds);

@@ -13,11 +13,18 @@ std::optional<Billing> BillingArgs::parsed() const {
   if (!price_in_option->count()) return std::nullopt;
   Billing b = billing;
   if (!break_at.empty()) b.break_at = parse_break_at(break_at);
+  if (cached_option != nullptr && cached_option->count()) {
+    // Anthropic's prompt caching: a read at a tenth of the input price, a write (5-minute cache) at 1.25 times it.
+    if (!cache_read_option->count()) b.cache_read = b.price_in / 10.0;
+    if (!cache_write_option->count()) b.cache_write = 1.25 * b.price_in;
+  } else {
+    b.cached_tokens = 0.0;
+  }
   validate(b);
   return b;
 }
 
-void add_billing_options(CLI::App& cmd, BillingArgs& args) {
+void add_billing_options(CLI::App& cmd, BillingArgs& args, bool cache) {
   auto* input = cmd.add_option("--input-tokens", args.billing.input_tokens,
                                "cost: input tokens of every request (the prompt with the context so far), a whole "
                                "number in [0, 1e9]");
@@ -51,6 +58,17 @@ void add_billing_options(CLI::App& cmd, BillingArgs& args) {
       validate(b);
     });
   check_value<std::string>(break_at, [](const std::string& spec) { parse_break_at(spec); });
+  if (!cache) return;
+  args.cached_option = cmd.add_option("--cached-tokens", args.billing.cached_tokens,
+                                      "cost: of --input-tokens, the prefix every request of a task repeats, cached by "
+                                      "the provider after the task's first billed request, a whole number");
+  args.cache_read_option = cmd.add_option("--cache-read", args.billing.cache_read,
+                                          "cost: USD per million cached tokens read; default 0.1 x --price-in");
+  args.cache_write_option = cmd.add_option("--cache-write", args.billing.cache_write,
+                                           "cost: USD per million cached tokens written; default 1.25 x --price-in");
+  needs_option(args.cached_option, args.price_in_option, "--cached-tokens needs the prices (--price-in, ...)");
+  for (CLI::Option* one : {args.cache_read_option, args.cache_write_option})
+    needs_option(one, args.cached_option, fmt::format("{} needs --cached-tokens", one->get_name()));
 }
 
 }  // namespace relsim::cli

@@ -2,12 +2,15 @@
 // the engine's walk:
 //   - closed forms for independent faults under the simple policy, one
 //     billing rule at a time (refused before the model starts, a broken
-//     stream at a random break position, the default positions), over 200
+//     stream at a random break position, the default positions, a cached
+//     prefix written by the task's first billed request), over 200
 //     random parameter sets, to 1e-12;
 //   - a brute force over every sequence of replies (good, or bad of each
 //     kind) of a bursty chain, every policy, its probability carried as the
 //     hidden state's law and its moves taken from TaskRunner: mean, mean
 //     over done tasks, every bin and the quantiles;
+//     half of them with a cached prefix, which the first billed request
+//     writes;
 //   - in time mode, where no brute force is written, the identity of a
 //     billing whose faults are all refused: a task is billed for its good
 //     requests only.
@@ -32,15 +35,17 @@ using namespace relsim;
 
 double rel_err(double got, double want) { return std::abs(got - want) / std::max(1.0, std::abs(want)); }
 
+// Prices in tenths of a cent per million tokens, as price lists give them
+// ($0.25, $3, $15): every request's cost is then a whole number of
+// nano-dollars, the distribution's resolution.
+double random_price(std::mt19937_64& rng) { return std::uniform_int_distribution<int>(0, 100000)(rng) / 1000.0; }
+
 Billing random_billing(std::mt19937_64& rng) {
   Billing b;
   b.input_tokens = static_cast<double>(std::uniform_int_distribution<int>(0, 200000)(rng));
   b.output_tokens = static_cast<double>(std::uniform_int_distribution<int>(0, 20000)(rng));
-  // Prices in tenths of a cent per million tokens, as price lists give them
-  // ($0.25, $3, $15): every request's cost is then a whole number of
-  // nano-dollars, the distribution's resolution.
-  b.price_in = std::uniform_int_distribution<int>(0, 100000)(rng) / 1000.0;
-  b.price_out = std::uniform_int_distribution<int>(0, 100000)(rng) / 1000.0;
+  b.price_in = random_price(rng);
+  b.price_out = random_price(rng);
   return b;
 }
 
@@ -76,23 +81,41 @@ TEST(ExactCost, IndependentFaultsMatchTheClosedFormsOneBillingRuleAtATime) {
     policy.r = std::uniform_int_distribution<int>(0, 4)(rng);
     policy.n = std::uniform_int_distribution<int>(1, 8)(rng);
     Billing billing = random_billing(rng);
-    // The rule: 0 refused (not billed), 1 broken at a random position, 2 broken where the mock breaks it.
-    const int rule = i % 3;
-    FaultKind kind = rule == 0 ? refused[i % 4] : broken[i % 5];
+    // The rule: 0 refused (not billed), 1 broken at a random position, 2 broken where the mock breaks it,
+    // 3 a cached prefix (with a refused kind or a broken one).
+    const int rule = i % 4;
+    FaultKind kind = rule == 0 || (rule == 3 && i % 8 == 3) ? refused[i % 4] : broken[i % 5];
     if (rule == 1) billing.break_at[static_cast<std::size_t>(kind)] = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    double cached = 0.0, write = 0.0, read = 0.0;
+    if (rule == 3) {
+      cached = std::floor(billing.input_tokens * std::uniform_real_distribution<double>(0.0, 1.0)(rng));
+      read = random_price(rng);
+      write = random_price(rng);
+      billing.cached_tokens = cached;
+      billing.cache_read = read;
+      billing.cache_write = write;
+    }
+    // What a billed request's input costs once the prefix is cached.
+    const double input = (billing.input_tokens - cached) * billing.price_in + cached * read;
+    const bool billed_bad = stage_of(kind) == Stage::in_stream;
     double bad = 0.0;  // what the rule bills a bad request, by hand
-    if (rule != 0)
-      bad = (billing.input_tokens * billing.price_in +
-             std::floor(billing.break_at[static_cast<std::size_t>(kind)] * billing.output_tokens) * billing.price_out) /
+    if (billed_bad)
+      bad = (input + std::floor(billing.break_at[static_cast<std::size_t>(kind)] * billing.output_tokens) *
+                         billing.price_out) /
             1e6;
-    const double ok = (billing.input_tokens * billing.price_in + billing.output_tokens * billing.price_out) / 1e6;
+    const double ok = (input + billing.output_tokens * billing.price_out) / 1e6;
     ExactOptions options;
     options.kinds = FaultWeights{};
     options.kinds.weight[static_cast<std::size_t>(kind)] = 1.0;
     options.billing = billing;
     const ExactResult r = exact_matrix(model, policy, options);
     ASSERT_TRUE(r.cost.has_value());
-    const IndependentCost want = independent_cost(model.p, policy.r, policy.n, ok, bad);
+    IndependentCost want = independent_cost(model.p, policy.r, policy.n, ok, bad);
+    // The first billed request writes the prefix: every task pays that once,
+    // but one whose first call met r + 1 refused requests and gave up.
+    const double surcharge = cached * (write - read) / 1e6;
+    want.mean += surcharge * (1.0 - (billed_bad ? 0.0 : std::pow(model.p, policy.r + 1)));
+    want.mean_done += surcharge;
     SCOPED_TRACE(testing::Message() << "case " << i << ": p " << model.p << ", r " << policy.r << ", n " << policy.n
                                     << ", kind " << to_string(kind) << ", rule " << rule);
     EXPECT_LE(rel_err(r.cost->mean, want.mean), 1e-12) << r.cost->mean << " against " << want.mean;
@@ -114,19 +137,23 @@ struct Ending {
 // mass the sequence's probability so far), each request's reply good or
 // one of `kinds`, moved on by the runner and by the chain (retry after a
 // bad request, gap after a good one).
+// `written`: a billed request has written the cached prefix (a cost with
+// cached tokens: the first billed request pays cached x (write - read) more).
 void walk(const Chain& chain, const std::vector<std::pair<FaultKind, double>>& kinds, const Billing& billing,
-          TaskRunner runner, const Eigen::RowVectorXd& law, double usd, std::vector<Ending>& out) {
+          TaskRunner runner, const Eigen::RowVectorXd& law, double usd, bool written, std::vector<Ending>& out) {
   const Eigen::RowVectorXd good = law.cwiseProduct((Eigen::VectorXd::Ones(law.size()) - chain.bad).transpose());
   const Eigen::RowVectorXd bad = law.cwiseProduct(chain.bad.transpose());
   const auto go = [&](std::optional<FaultKind> reply, const Eigen::RowVectorXd& mass) {
     if (!(mass.sum() > 0.0)) return;
     TaskRunner next = runner;
-    const double cost = usd + billing.request_cost(reply);
+    const bool billed = !reply || stage_of(*reply) == Stage::in_stream;
+    double cost = usd + billing.request_cost(reply);
+    if (billed && !written) cost += billing.cached_tokens * (billing.cache_write - billing.cache_read) / 1e6;
     if (!next.feed(reply)) {
       out.push_back({mass.sum(), cost, next.outcome().outcome});
       return;
     }
-    walk(chain, kinds, billing, next, mass * (reply ? chain.retry : chain.gap), cost, out);
+    walk(chain, kinds, billing, next, mass * (reply ? chain.retry : chain.gap), cost, written || billed, out);
   };
   go(std::nullopt, good);
   for (const auto& [kind, share] : kinds) go(kind, bad * share);
@@ -185,6 +212,11 @@ TEST(ExactCost, BurstyFaultsMatchABruteForceOverEveryReplySequence) {
             std::uniform_real_distribution<double>(0.0, 1.0)(rng);
     }
     for (auto& k : kinds) k.second /= total;
+    if (i % 2 == 1) {  // a cached prefix
+      billing.cached_tokens = std::floor(billing.input_tokens * std::uniform_real_distribution<double>(0.0, 1.0)(rng));
+      billing.cache_read = random_price(rng);
+      billing.cache_write = random_price(rng);
+    }
     options.billing = billing;
     SCOPED_TRACE(testing::Message() << "case " << i << ": " << to_string(policy.kind) << ", p " << model.p << ", q "
                                     << model.q << ", b " << model.b << ", n " << policy.n << ", r " << policy.r
@@ -195,7 +227,7 @@ TEST(ExactCost, BurstyFaultsMatchABruteForceOverEveryReplySequence) {
 
     const Chain chain = gilbert_chain(model);
     std::vector<Ending> ends;
-    walk(chain, kinds, billing, TaskRunner(policy), chain.initial, 0.0, ends);
+    walk(chain, kinds, billing, TaskRunner(policy), chain.initial, 0.0, false, ends);
     paths += ends.size();
     double mass = 0.0, mean = 0.0, done = 0.0, done_cost = 0.0;
     std::map<std::pair<std::int64_t, Outcome>, double> bins;

@@ -24,6 +24,14 @@ struct Billing {
   // Per in-stream kind: the share of the answer's output tokens streamed
   // before the break, in [0, 1] (the rest of the kinds are not billed).
   std::array<double, kFaultKinds> break_at = default_break_at();
+  // A cached prompt prefix: `cached_tokens` of the input tokens are the same
+  // in every request of a task (the system prompt, the tools). The first
+  // billed request of a task writes them to the provider's cache at
+  // cache_write; every billed request after it reads them at cache_read
+  // (USD per million tokens). 0 tokens: no cache. The cache never expires
+  // within a task.
+  double cached_tokens = 0.0;
+  double cache_read = 0.0, cache_write = 0.0;
 
   // Where relsim's mock server breaks each stream (docs/wire.md): cut after
   // the first of the answer's two text deltas (0.5), no_stop after the
@@ -36,8 +44,12 @@ struct Billing {
   double billed_output(std::optional<FaultKind> kind) const;
   // Whether a request of this kind is billed at all (its input).
   static bool billed(std::optional<FaultKind> kind);
-  // USD.
+  // USD, once the prefix is cached: the input at price_in, but the cached
+  // tokens at cache_read, and the output billed.
   double request_cost(std::optional<FaultKind> kind) const;
+  // USD the first billed request of a task pays on top of request_cost:
+  // cached_tokens x (cache_write - cache_read).
+  double cache_surcharge() const;
 };
 
 // What each reply costs in nano-dollars (request_cost rounded to the
@@ -46,8 +58,13 @@ struct Billing {
 // order.
 std::array<std::int64_t, kFaultKinds + 1> nano_costs(const Billing& billing);
 
+// The cache's surcharge in nano-dollars (cache_surcharge rounded to the
+// nearest), added by simulate to a task's first billed request.
+std::int64_t nano_surcharge(const Billing& billing);
+
 // Throws InputError naming a value out of range: token counts whole numbers
-// in [0, 10^9], prices finite in [0, 10^6], break positions in [0, 1].
+// in [0, 10^9], cached tokens at most the input tokens, prices finite in
+// [0, 10^6], break positions in [0, 1].
 void validate(const Billing& billing);
 
 // Parses "cut=0.25,stall=0.5" into break positions: the defaults, with each
