@@ -101,4 +101,18 @@ TEST(Package, DebInstallsARelsimThatRunsWithoutTheBuildTree) {
   EXPECT_EQ(demo.code, 0) << demo.err;
   EXPECT_NE(demo.out.find("0.946729"), std::string::npos) << demo.out;
   EXPECT_NE(demo.out.find("0.763675"), std::string::npos) << demo.out;
+
+  // import relsim from the package's dist-packages, by Debian's python3
+  // (docs/python.md), when this build makes the module (RELSIM_PYTHON).
+  std::ifstream cache(build_dir() / "CMakeCache.txt");
+  const std::string settings((std::istreambuf_iterator<char>(cache)), std::istreambuf_iterator<char>());
+  if (settings.find("\nRELSIM_PYTHON:BOOL=ON\n") == std::string::npos) return;
+  const fs::path packages = root / "usr/lib/python3/dist-packages";
+  ASSERT_TRUE(fs::exists(packages / "relsim/__init__.py"));
+  relsim::test::RunOptions python = elsewhere;
+  python.env = {"PYTHONPATH=" + packages.string()};
+  const RunResult imported = run_program(
+      {"/usr/bin/python3", "-c", "import relsim; print(round(relsim.exact(p=0.3, r=2, n=2)['success'], 6))"}, python);
+  EXPECT_EQ(imported.code, 0) << imported.err;
+  EXPECT_EQ(imported.out, "0.946729\n");
 }
