@@ -73,12 +73,14 @@ now() { date +%s; }
 # instrumented relsim holds about two million relative relocations (UBSan's
 # type and source descriptors), which the loader would apply at every start,
 # 0.3 s of every one of the suite's thousands of processes; without PIE the
-# linker resolves them once. No benches: they are always Release.
+# linker resolves them once. No benches: they are always Release. No Python
+# module (import relsim): an instrumented module cannot load into python3,
+# and its position-independent code would not match the -fno-pie headers.
 configure() {
   local dir=$1
   shift
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DRELSIM_BUILD_BENCH=OFF \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DRELSIM_BUILD_BENCH=OFF -DRELSIM_PYTHON=OFF \
     "$@" >/dev/null
 }
 

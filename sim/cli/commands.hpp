@@ -51,6 +51,10 @@ using Runner = std::function<int()>;
 // Where a command prints its standard output: run_command's buffer on its
 // thread, else std::cout.
 std::ostream& out();
+// Where a command writes the lines that say why it exits 1 (a --require
+// threshold missed): std::cerr from the command line; in-process a buffer
+// that becomes the result's one-line message.
+std::ostream& notes();
 // run_command's hooks on this thread; nullptr from the command line.
 const ui::CommandHooks* hooks();
 // The MPI ranks a command splits its work over: parallel::world() from the

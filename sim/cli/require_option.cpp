@@ -25,7 +25,7 @@ CLI::Option* add_require_option(CLI::App& cmd, std::string& spec, std::vector<st
 int require_verdict(const std::string& spec, const std::vector<std::string>& metrics, const Measured& measured) {
   if (spec.empty()) return 0;
   const std::vector<std::string> missed = missed_lines(check_thresholds(parse_thresholds(spec, metrics), measured));
-  for (const std::string& line : missed) std::cerr << "relsim: " << line << "\n";
+  for (const std::string& line : missed) notes() << "relsim: " << line << "\n";
   return missed.empty() ? 0 : kExitMiss;
 }
 

@@ -29,6 +29,7 @@ namespace {
 struct InProcess {
   std::ostream* out = nullptr;
   const ui::CommandHooks* hooks = nullptr;
+  std::ostream* notes = nullptr;
 };
 thread_local InProcess current;
 
@@ -36,7 +37,9 @@ thread_local InProcess current;
 // the command ends.
 class InProcessScope {
  public:
-  InProcessScope(std::ostream& out, const ui::CommandHooks& hooks) : saved_(current) { current = {&out, &hooks}; }
+  InProcessScope(std::ostream& out, const ui::CommandHooks& hooks, std::ostream& notes) : saved_(current) {
+    current = {&out, &hooks, &notes};
+  }
   ~InProcessScope() { current = saved_; }
   InProcessScope(const InProcessScope&) = delete;
   InProcessScope& operator=(const InProcessScope&) = delete;
@@ -90,9 +93,26 @@ int execute(const std::vector<std::string>& args, std::ostream& capture, std::st
   }
 }
 
+// The notes' lines as one: each without its "relsim: ", joined by "; ".
+std::string notes_line(std::string_view text) {
+  std::string line;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view one = text.substr(start, end - start);
+    if (one.starts_with("relsim: ")) one.remove_prefix(8);
+    if (!one.empty()) line += (line.empty() ? "" : "; ") + std::string(one);
+    start = end + 1;
+  }
+  return line;
+}
+
 }  // namespace
 
 std::ostream& out() { return current.out ? *current.out : std::cout; }
+
+std::ostream& notes() { return current.notes ? *current.notes : std::cerr; }
 
 const ui::CommandHooks* hooks() { return current.hooks; }
 
@@ -105,10 +125,11 @@ bool terminal_progress() { return !current.hooks && ranks().root() && ::isatty(S
 ui::CommandResult run_command(const std::vector<std::string>& args, const ui::CommandHooks& hooks) {
   ui::CommandResult result;
   try {
-    std::ostringstream capture;
-    const cli::InProcessScope scope(capture, hooks);
+    std::ostringstream capture, notes;
+    const cli::InProcessScope scope(capture, hooks, notes);
     result.code = cli::execute(args, capture, result.err);
     result.out = std::move(capture).str();
+    if (result.err.empty()) result.err = cli::notes_line(notes.str());
   } catch (...) {
     // Only making the App or the buffer can get here (out of memory): the
     // command's own exceptions are mapped in execute.

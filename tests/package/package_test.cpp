@@ -115,4 +115,10 @@ TEST(Package, DebInstallsARelsimThatRunsWithoutTheBuildTree) {
       {"/usr/bin/python3", "-c", "import relsim; print(round(relsim.exact(p=0.3, r=2, n=2)['success'], 6))"}, python);
   EXPECT_EQ(imported.code, 0) << imported.err;
   EXPECT_EQ(imported.out, "0.946729\n");
+  // Its pytest plugin, registered for pytest to load with no -p.
+  const RunResult plugins = run_program(
+      {"/usr/bin/python3", "-c",
+       "import importlib.metadata as m; print(sorted(e.value for e in m.entry_points(group='pytest11')))"},
+      python);
+  EXPECT_NE(plugins.out.find("relsim.pytest_plugin"), std::string::npos) << plugins.out << plugins.err;
 }
