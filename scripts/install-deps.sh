@@ -26,7 +26,7 @@ tests=(
   ffmpeg  # the explainer's video: scripts/explainer_video.sh encodes it, tests/browser probes it (ffprobe) and reads its frames
   jupyter-nbconvert python3-ipykernel python3-pandas python3-matplotlib  # notebooks/ (scripts/run_notebooks.sh)
   dpkg-dev  # dpkg-shlibdeps: the .deb's Depends (tests/package, cpack)
-  python3-dev pybind11-dev python3-pytest  # python/: import relsim, built by the test command (tests/python)
+  python3-dev pybind11-dev python3-pytest python3-httpx  # python/: import relsim and its pytest plugin (tests/python)
 )
 packages=("${build[@]}")
 if [[ ${1:-} == --tests ]]; then

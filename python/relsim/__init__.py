@@ -19,10 +19,11 @@ from ._commands import (
     fleet,
     oracle,
     plan,
+    run,
     simulate,
     sweep,
     tune,
 )
 
-__all__ = ["CheckFailed", "InputError", "advise", "audit", "exact", "fit", "fleet", "oracle", "plan",
+__all__ = ["CheckFailed", "InputError", "advise", "audit", "exact", "fit", "fleet", "oracle", "plan", "run",
            "simulate", "sweep", "tune"]

@@ -2,8 +2,10 @@
 the command line's options, run in-process by the _relsim module, the output
 parsed back."""
 import csv
+import difflib
 import io
 import json
+import re
 import sys
 
 from . import _relsim
@@ -63,10 +65,28 @@ def _progress_function(progress):
     return progress
 
 
-def _run(command, options, output):
+# Each command's long options, read from its --help when its function is made (_named).
+_OPTIONS = {}
+
+
+def _check_keywords(command, options):
+    """An unknown keyword is a TypeError naming it and the nearest of the command's options, as Python says of
+    any function's unexpected keyword."""
+    known = _OPTIONS.get(command)
+    if not known:
+        return
+    for name in options:
+        if name.replace("_", "-") not in known:
+            near = difflib.get_close_matches(name, [k.replace("-", "_") for k in known], n=1)
+            hint = f": did you mean {near[0]!r}?" if near else f" (relsim {command} --help lists its options)"
+            raise TypeError(f"relsim.{command}() got an unexpected keyword argument {name!r}{hint}")
+
+
+def _run(command, options, output, positional=()):
     options = dict(options)
     progress = _progress_function(options.pop("progress", None))
-    args = [command, *_arguments(options), *output]
+    _check_keywords(command, options)
+    args = [command, *(str(p) for p in positional), *_arguments(options), *output]
     code, out, message = _relsim.run(args, progress)
     if code == 2:
         raise InputError(message)
@@ -77,9 +97,25 @@ def _run(command, options, output):
     return code, out, message
 
 
+def run(*args, progress=None):
+    """Any relsim command in-process, its arguments as on the command line: relsim.run("exact", "--p", 0.3, "--json")
+    returns what `relsim exact --p 0.3 --json` prints. Raises as the command functions do."""
+    args = [str(a) for a in args]
+    code, out, message = _relsim.run(args, _progress_function(progress))
+    if code == 2:
+        raise InputError(message)
+    if code == 130:
+        raise KeyboardInterrupt
+    if code == 1:
+        raise CheckFailed(f"relsim {' '.join(args[:1])}: {message or 'a check failed'}", out)
+    if code != 0:
+        raise RuntimeError(f"relsim {' '.join(args[:1])}: {message}")
+    return out
+
+
 def _json_command(name):
-    def command(**options):
-        code, out, message = _run(name, options, ["--json"])
+    def command(*positional, **options):
+        code, out, message = _run(name, options, ["--json"], positional)
         result = json.loads(out)
         if code == 1:
             raise CheckFailed(f"relsim {name}: {message or 'a check failed'}", result)
@@ -129,6 +165,7 @@ def _named(command, name):
     """The function's name, and its docstring from the command's own --help (its option table)."""
     command.__name__ = command.__qualname__ = name
     code, text, _ = _relsim.run([name, "--help"])
+    _OPTIONS[name] = set(re.findall(r"^\s+(?:-\w,)?--([A-Za-z0-9][A-Za-z0-9-]*)", text, re.MULTILINE)) - {"help"}
     command.__doc__ = (f"relsim {name} in-process: keyword arguments are its long options with - written _ "
                        f"(progress=True shows progress on stderr); returns what --json prints.\n\n{text}"
                        if code == 0 else None)

@@ -78,7 +78,7 @@ def relsim_server_factory(request, tmp_path):
 
 def _check_required(request, server, require):
     try:
-        server.check(infer=True, require=require)
+        server.require(require)
     except _commands.CheckFailed as failed:
         request.config._relsim_missed = getattr(request.config, "_relsim_missed", []) + [
             f"{request.node.nodeid}: {failed}"]

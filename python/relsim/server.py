@@ -142,7 +142,22 @@ class PlanServer(RelsimServer):
         return _commands.exact(**{k: v for k, v in self.options.items() if k not in PLAN_ONLY})
 
     def check(self, **audit_options):
-        """The audit of everything the server saw against the plan, as `relsim audit --json` prints it; audit's
-        options as keywords (policy='layered', s=2, backoff_base=0, infer=True, require='mismatches<=0')."""
+        """The audit of everything the server saw against the plan, as `relsim audit --json` prints it, mismatches
+        or not; audit's options as keywords (policy='layered', s=2, backoff_base=0, infer=True). It stops the
+        server first, so that the log is whole."""
         self.stop()
-        return _commands.audit(plan=str(self.plan_path), log=str(self.log_path), **audit_options)
+        try:
+            return _commands.audit(plan=str(self.plan_path), log=str(self.log_path), **audit_options)
+        except _commands.CheckFailed as failed:  # audit exits 1 when a task mismatches: that is its answer here
+            return failed.result
+
+    def require(self, thresholds):
+        """Raises relsim.CheckFailed, naming what was missed, when the audit (its policy inferred) misses any of
+        `thresholds` (audit's --require, e.g. 'success>=0.99,requests_per_task<=5')."""
+        self.stop()
+        try:
+            _commands.audit(plan=str(self.plan_path), log=str(self.log_path), infer=True, require=thresholds)
+        except _commands.CheckFailed as failed:
+            # Audit exits 1 for a task that mismatches too; only the thresholds count here (mismatches<=0 is one).
+            if "threshold missed" in str(failed):
+                raise

@@ -39,7 +39,7 @@ ui::UiServer shop_server(ui::UiConfig config) {
   ui::validate(config);
   // The shop runs no command: its routes are its page and its cart.
   return ui::UiServer(config, ui::CommandRunner([](const std::vector<std::string>&, const ui::CommandHooks&) {
-                        return ui::CommandResult{kExitInput, "", "the shop runs no command"};
+                        return ui::CommandResult{kExitInput, "", "the shop runs no command", ""};
                       }));
 }
 

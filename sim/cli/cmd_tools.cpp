@@ -88,7 +88,7 @@ int run_tools_serve(const ToolsServeArgs& a) {
   StopSignals signals;  // before the server's threads start
   // The tools site runs no command: its one route is /mcp.
   ui::UiServer server(config, ui::CommandRunner([](const std::vector<std::string>&, const ui::CommandHooks&) {
-                        return ui::CommandResult{kExitInput, "", "the tools server runs no command"};
+                        return ui::CommandResult{kExitInput, "", "the tools server runs no command", ""};
                       }));
   out() << fmt::format("relsim tools: listening on {}mcp", server.url()) << std::endl;
   signals.wait();

@@ -129,11 +129,12 @@ ui::CommandResult run_command(const std::vector<std::string>& args, const ui::Co
     const cli::InProcessScope scope(capture, hooks, notes);
     result.code = cli::execute(args, capture, result.err);
     result.out = std::move(capture).str();
-    if (result.err.empty()) result.err = cli::notes_line(notes.str());
+    result.notes = std::move(notes).str();
+    if (result.err.empty()) result.err = cli::notes_line(result.notes);
   } catch (...) {
     // Only making the App or the buffer can get here (out of memory): the
     // command's own exceptions are mapped in execute.
-    result = {cli::kExitInternal, "", "internal error: the command could not be set up"};
+    result = {cli::kExitInternal, "", "internal error: the command could not be set up", ""};
   }
   return result;
 }

@@ -119,7 +119,7 @@ ContentionScores run_tools(const ContentionConfig& config, const std::optional<f
   uc.max_connections = std::min<std::size_t>(10'000, 2 * at_once + 64);
   uc.tools = service;
   ui::UiServer server(uc, ui::CommandRunner([](const std::vector<std::string>&, const ui::CommandHooks&) {
-                        return ui::CommandResult{2, "", "the tools server runs no command"};
+                        return ui::CommandResult{2, "", "the tools server runs no command", ""};
                       }));
   const auto start = std::chrono::steady_clock::now();
   std::vector<AgentReport> reports(static_cast<std::size_t>(config.agents));

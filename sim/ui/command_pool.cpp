@@ -76,7 +76,7 @@ std::shared_ptr<CommandJob> CommandPool::start(net::any_io_executor io, Work wor
       return job;
     }
   }
-  job->finish({kCommandCancelled, "", "cancelled: the server is stopping"});
+  job->finish({kCommandCancelled, "", "cancelled: the server is stopping", ""});
   return job;
 }
 
@@ -89,18 +89,18 @@ void CommandPool::run(CommandJob& job, const Work& work) {
   };
   CommandResult result;
   if (stopping()) {
-    result = {kCommandCancelled, "", "cancelled: the server is stopping"};
+    result = {kCommandCancelled, "", "cancelled: the server is stopping", ""};
   } else {
     // The runner promises not to throw; a Work of ours or a test's runner
     // might, and a pool thread must not die of it.
     try {
       result = work(hooks);
     } catch (const Cancelled& e) {
-      result = {kCommandCancelled, "", std::string("cancelled: ") + e.what()};
+      result = {kCommandCancelled, "", std::string("cancelled: ") + e.what(), ""};
     } catch (const std::exception& e) {
-      result = {3, "", e.what()};
+      result = {3, "", e.what(), ""};
     } catch (...) {
-      result = {3, "", "the command failed with an unknown exception"};
+      result = {3, "", "the command failed with an unknown exception", ""};
     }
   }
   job.finish(std::move(result));

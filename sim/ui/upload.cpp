@@ -120,7 +120,7 @@ Work upload_work(CommandRunner runner, std::vector<std::string> args, std::span<
                                                : fmt::format("{}={}", files[i].option, dir.write(files[i].name, texts[i])));
       return runner(line, hooks);
     } catch (const UploadError& e) {
-      return {3, "", fmt::format("cannot hand the upload to relsim {}: {}", args.empty() ? "" : args[0], e.what())};
+      return {3, "", fmt::format("cannot hand the upload to relsim {}: {}", args.empty() ? "" : args[0], e.what()), ""};
     }
   };
 }

@@ -166,12 +166,12 @@ struct FakeRunner {
         cv.notify_all();
       }
       try {
-        return script ? script(args, hooks) : CommandResult{0, "{\"ok\": true}\n", ""};
+        return script ? script(args, hooks) : CommandResult{0, "{\"ok\": true}\n", "", ""};
       } catch (const relsim::Cancelled&) {
         const std::lock_guard lock(mu);
         saw_cancelled = true;
         cv.notify_all();
-        return CommandResult{relsim::ui::kCommandCancelled, "", "cancelled"};
+        return CommandResult{relsim::ui::kCommandCancelled, "", "cancelled", ""};
       }
     };
   }
@@ -193,7 +193,7 @@ struct FakeRunner {
 // Cancelled (caught by FakeRunner); any other command answers at once.
 inline auto until_cancelled(const std::string& command) {
   return [command](const Args& args, const CommandHooks& hooks) {
-    if (args[0] != command) return CommandResult{0, "{}\n", ""};
+    if (args[0] != command) return CommandResult{0, "{}\n", "", ""};
     for (std::int64_t i = 0;; ++i) {
       hooks.progress(i, 1'000'000'000);
       std::this_thread::sleep_for(1ms);  // only to spare the CPU; nothing depends on it

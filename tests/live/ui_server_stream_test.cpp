@@ -21,7 +21,7 @@ TEST(UiServer, ThePageLoadsWhileACommandRuns) {
   Gate gate;
   FakeServer s([&](const Args&, const CommandHooks&) {
     gate.wait();
-    return CommandResult{0, "{}\n", ""};
+    return CommandResult{0, "{}\n", "", ""};
   }, config(1));
   const int port = s.port;
   RawClient busy(port);
@@ -38,7 +38,7 @@ TEST(UiServer, StreamSendsProgressThenTheResult) {
     hooks.progress(100, 400);
     gate.wait();  // until the test has seen that progress event
     hooks.progress(400, 400);
-    return CommandResult{0, "{\"successes\": 310}\n", ""};
+    return CommandResult{0, "{\"successes\": 310}\n", "", ""};
   });
   const int port = s.port;
   RawClient c(port);
@@ -64,7 +64,7 @@ TEST(UiServer, StreamSendsProgressThenTheResult) {
 
 TEST(UiServer, StreamEndsWithAnErrorEventForBadInput) {
   FakeServer s([](const Args&, const CommandHooks&) {
-    return CommandResult{2, "", "p = 1.2 is out of range: p must be in [0, 1]"};
+    return CommandResult{2, "", "p = 1.2 is out of range: p must be in [0, 1]", ""};
   });
   const UiReply r = get(s.port, "/api/simulate/stream?p=1.2");
   EXPECT_EQ(r.status, 200);

@@ -158,7 +158,7 @@ TEST(UiServer, HostOtherThanLoopbackAtItsPortIs403) {
 }
 
 TEST(UiServer, KeepsTheConnectionAliveAndAnswersPipelinedRequestsInOrder) {
-  FakeServer s([](const Args& args, const CommandHooks&) { return CommandResult{0, args[1] + "\n", ""}; });
+  FakeServer s([](const Args& args, const CommandHooks&) { return CommandResult{0, args[1] + "\n", "", ""}; });
   const int port = s.port;
   RawClient c(port);
   c.send(ui_request("GET", "/api/exact?p=1", port));
@@ -193,7 +193,7 @@ TEST(UiServer, AuditWritesTheUploadToAPrivateFolderAndRemovesIt) {
     };
     plan_text = read(plan_path);
     log_text = read(log_path);
-    return CommandResult{0, "{\"audited\": 1}\n", ""};
+    return CommandResult{0, "{\"audited\": 1}\n", "", ""};
   });
   const int port = s.port;
   const Json body = {{"plan", "{\"relsim_plan\": 1}\nline 2\n"}, {"log", std::string("a\0b", 3)}};

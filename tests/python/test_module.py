@@ -89,7 +89,7 @@ def test_plan_is_the_command_lines_lines():
 @pytest.mark.parametrize("options, args", [
     (dict(p=1.2, r=2, n=2), ["--p", 1.2, "--r", 2, "--n", 2]),
     (dict(p=0.3, r=2, n=2, kinds="cut=x"), ["--p", 0.3, "--r", 2, "--n", 2, "--kinds", "cut=x"]),
-    (dict(p=0.3, r=2, n=2, no_such_option=1), ["--p", 0.3, "--r", 2, "--n", 2, "--no-such-option", 1]),
+    (dict(p=0.3, q=0.1, r=2, n=2, burst_mean=3), ["--p", 0.3, "--q", 0.1, "--r", 2, "--n", 2, "--burst-mean", 3]),
 ])
 def test_bad_input_raises_the_command_lines_message(options, args):
     code, out, err = command_line("exact", *args)
@@ -98,6 +98,14 @@ def test_bad_input_raises_the_command_lines_message(options, args):
         relsim.exact(**options)
     assert isinstance(raised.value, ValueError)
     assert str(raised.value) == err.strip().removeprefix("relsim: error: ")
+
+
+def test_an_unknown_keyword_is_a_type_error_naming_the_nearest_option():
+    with pytest.raises(TypeError, match=r"relsim.exact\(\) got an unexpected keyword argument 'burst_men': "
+                                        r"did you mean 'burst_mean'\?"):
+        relsim.exact(p=0.3, r=2, n=2, burst_men=5)
+    with pytest.raises(TypeError, match="'zzz'"):
+        relsim.simulate(p=0.3, r=2, n=2, zzz=1)
 
 
 def test_help_reads_like_the_command_lines():
@@ -161,3 +169,118 @@ def test_a_failed_check_raises_with_the_result():
     with pytest.raises(relsim.CheckFailed) as raised:
         relsim.exact(p=0.3, q=0.8, r=2, n=2, require="success>=0.9")
     assert raised.value.result["success"] == pytest.approx(0.763675, abs=1e-6)
+
+
+def random_options(rng):
+    """One random model and policy, as keywords and as the command line's arguments."""
+    options = {"p": round(rng.uniform(0.01, 0.6), 4), "r": rng.randint(0, 4), "n": rng.randint(1, 12)}
+    if rng.random() < 0.5:
+        options["q"] = round(rng.uniform(options["p"], 0.95), 4)
+    else:
+        options["burst_mean"] = round(rng.uniform(1.0, 8.0), 3)
+    policy = rng.choice(["simple", "naive", "layered", "budgeted"])
+    options["policy"] = policy
+    if policy != "simple":
+        options["s"] = rng.randint(0, 3)
+        options["kinds"] = rng.choice(["cut=1,http_529=2", "stall=1,overloaded=1,http_429=1", "http_500=1,no_stop=2"])
+    if policy == "budgeted":
+        options["B"] = rng.randint(1, (options["s"] + 1) * (options["r"] + 1))
+    if rng.random() < 0.3:
+        options["chain"] = "continuous"
+    return options
+
+
+def as_arguments(options):
+    return [f"--{name.replace('_', '-')}={value}" for name, value in options.items()]
+
+
+def assert_frame_is_csv(frame, text):
+    """Every cell of the DataFrame is the CSV's: numbers as the same doubles, the rest as the same text."""
+    import csv
+    import io
+    import math
+
+    rows = list(csv.reader(io.StringIO(text)))
+    assert list(frame.columns) == rows[0]
+    assert len(frame) == len(rows) - 1
+    for i, row in enumerate(rows[1:]):
+        for name, cell in zip(rows[0], row):
+            got = frame[name].iloc[i]
+            if cell == "":  # an empty field (no simulation asked for) is pandas' NaN
+                assert got != got, (name, i)
+                continue
+            try:
+                want = float(cell)
+            except ValueError:
+                assert str(got) == cell, (name, i)
+                continue
+            assert (math.isnan(got) and math.isnan(want)) or float(got) == want, (name, i, got, cell)
+
+
+def test_fifty_random_option_sets_equal_the_command_line():
+    import random
+
+    rng = random.Random(20261206)
+    compared = {"exact": 0, "simulate": 0, "sweep": 0}
+    for i in range(50):
+        options = random_options(rng)
+        if i % 5 == 4:  # a sweep over p and r around this point
+            options.pop("p"), options.pop("r")
+            options.update(p=f"{rng.uniform(0.01, 0.3):.3f},{rng.uniform(0.3, 0.6):.3f}", r="0:2:1")
+            options.pop("q", None)
+            options.setdefault("burst_mean", 3.0)
+            code, out, err = command_line("sweep", *as_arguments(options))
+            assert code == 0, err
+            frame = relsim.sweep(**options)
+            assert_frame_is_csv(frame, out)
+            compared["sweep"] += 1
+        elif i % 2 == 0:
+            assert relsim.exact(**options) == cli_json("exact", *as_arguments(options)), options
+            compared["exact"] += 1
+        else:
+            options.update(tasks=rng.randint(1000, 20000), seed=rng.randint(0, 2 ** 63))
+            got = relsim.simulate(**options)
+            want = cli_json("simulate", *as_arguments(options))
+            got.pop("kernel", None), want.pop("kernel", None)
+            assert got == want, options
+            compared["simulate"] += 1
+    assert sum(compared.values()) == 50 and min(compared.values()) >= 10
+
+
+# One bad value for each of many options, across the commands: relsim.InputError carries the command line's text.
+BAD_VALUES = [
+    ("exact", {"p": 1.2, "r": 2, "n": 2}), ("exact", {"p": -0.1, "r": 2, "n": 2}),
+    ("exact", {"p": 0.3, "q": 1.5, "r": 2, "n": 2}), ("exact", {"p": 0.3, "r": -1, "n": 2}),
+    ("exact", {"p": 0.3, "r": 2, "n": 0}), ("exact", {"p": 0.3, "burst_mean": 0.5, "r": 2, "n": 2}),
+    ("exact", {"p": 0.3, "r": 2, "n": 2, "policy": "greedy"}), ("exact", {"p": 0.3, "r": 2, "n": 2, "chain": "warm"}),
+    ("exact", {"t_good": -5, "t_bad": 10, "r": 2, "n": 2}),
+    ("exact", {"p": 0.3, "r": 2, "n": 2, "input_tokens": 1.5, "output_tokens": 8, "price_in": 3, "price_out": 15}),
+    ("exact", {"p": 0.3, "r": 2, "n": 2, "fallback_after": 9, "p2": 0.1}),
+    ("simulate", {"p": 0.3, "r": 2, "n": 2, "tasks": 0}), ("simulate", {"p": 0.3, "r": 2, "n": 2, "confidence": 1.5}),
+    ("simulate", {"p": 0.3, "r": 2, "n": 2, "interval": "exact"}), ("simulate", {"p": 0.3, "r": 2, "n": 2, "lanes": 0}),
+    ("sweep", {"p": "0.1:0.5:0", "r": 2, "n": 2}), ("sweep", {"p": "0.1,2", "r": 2, "n": 2, "strict": True}),
+    ("tune", {"target": 1.5, "n": 5, "t_good": 300, "t_bad": 60}),
+    ("plan", {"p": 0.3, "r": 2, "n": 2, "tasks": -3}),
+]
+
+
+@pytest.mark.parametrize("command, options", BAD_VALUES)
+def test_every_range_error_is_the_command_lines(command, options):
+    code, out, err = command_line(command, *as_arguments(options))
+    assert code == 2 and out == "", (code, out)
+    with pytest.raises(relsim.InputError) as raised:
+        getattr(relsim, command)(**options)
+    assert str(raised.value) == err.strip().removeprefix("relsim: error: ")
+
+
+def test_fit_of_random_plans_equals_the_command_line(tmp_path):
+    import random
+
+    rng = random.Random(7)
+    for i in range(10):
+        p = round(rng.uniform(0.02, 0.4), 3)
+        plan = tmp_path / f"plan{i}.jsonl"
+        relsim.plan(p=p, q=round(rng.uniform(p, 0.9), 3), r=rng.randint(1, 3), n=rng.randint(2, 8),
+                    tasks=rng.randint(200, 2000), seed=rng.randint(0, 2 ** 32), out=str(plan))
+        predict = f"policy=layered,s={rng.randint(0, 3)},r={rng.randint(0, 3)},n={rng.randint(1, 20)}"
+        assert relsim.fit(str(plan), predict=predict) == cli_json("fit", plan, "--predict", predict)

@@ -1,42 +1,45 @@
 """relsim.pytest_plugin (docs/python.md, The pytest plugin), run as a team would: a test file of their own, with a
-small agent loop written here (retry any failed request, no backoff: the simple policy), run by pytest with
--p relsim.pytest_plugin in a pytester sandbox. The server is the real `relsim serve` on a free loopback port."""
+small agent on httpx written here (retries at once, in two layers), run by pytest with -p relsim.pytest_plugin in
+a pytester sandbox. The server is the real `relsim serve` on a free loopback port."""
 import pytest
 
 pytest_plugins = ["pytester"]
 
 AGENT = '''
-import http.client
 import json
-import urllib.error
-import urllib.request
+
+import httpx
 
 
-def call(base_url):
-    """One streaming request to the mock's messages endpoint: True when every event parses and the last is
-    message_stop."""
-    body = json.dumps({"model": "m", "max_tokens": 16, "stream": True,
-                       "messages": [{"role": "user", "content": "hi"}]}).encode()
-    request = urllib.request.Request(base_url + "/v1/messages", data=body, headers={
-        "content-type": "application/json", "x-api-key": "test", "anthropic-version": "2023-06-01"})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            text = reply.read().decode(errors="replace")
-    except (urllib.error.URLError, http.client.HTTPException, OSError):
-        return False
-    try:  # every event must parse, and the last must end the message
-        events = [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
-    except ValueError:
-        return False
-    return bool(events) and events[-1].get("type") == "message_stop"
+class Agent:
+    """A small agent on httpx (the official Python SDK's transport): n model calls, each an inner retry loop (as an
+    SDK's max_retries) inside an outer one (as a framework's retries around it), retrying at once."""
 
+    def __init__(self, base_url, inner=0, outer=0, read_timeout=10.0):
+        self.inner, self.outer = inner, outer
+        self.client = httpx.Client(base_url=base_url, timeout=httpx.Timeout(10.0, read=read_timeout))
 
-def run_task(base_url, n, r):
-    """n calls, each retried up to r times at once: the simple policy."""
-    for _ in range(n):
-        if not any(call(base_url) for _ in range(r + 1)):
-            return "env_error"
-    return "done"
+    def stream(self):
+        """One streamed request: its events, parsed; raises on a bad status or a bad stream."""
+        body = {"model": "m", "max_tokens": 16, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        headers = {"x-api-key": "test", "anthropic-version": "2023-06-01"}
+        with self.client.stream("POST", "/v1/messages", json=body, headers=headers) as reply:
+            reply.raise_for_status()
+            return [json.loads(line[5:]) for line in reply.iter_lines() if line.startswith("data:")]
+
+    def request(self):
+        """True for a whole answer: every event parsed, the last message_stop."""
+        try:
+            events = self.stream()
+        except (httpx.HTTPError, ValueError):
+            return False
+        return bool(events) and events[-1].get("type") == "message_stop"
+
+    def call(self):
+        return any(self.request() for _ in range(self.outer + 1) for _ in range(self.inner + 1))
+
+    def run(self, n):
+        return "done" if all(self.call() for _ in range(n)) else "env_error"
 '''
 
 
@@ -48,50 +51,74 @@ def sandbox(pytester, tests):
 
 def test_a_scripted_fault_and_the_log(pytester):
     sandbox(pytester, '''
-from agent import run_task
+import httpx
+import pytest
+from agent import Agent
 
 def test_two_529s_then_ok(relsim_server):
     relsim_server.script(1, ["http_529", "http_529", "ok"])
-    assert run_task(relsim_server.task_url(1), n=1, r=3) == "done"
+    assert Agent(relsim_server.task_url(1), inner=3).call()
     assert len(relsim_server.log(1)) == 3
     assert relsim_server.task_url(1).startswith("http://127.0.0.1:")
 
 def test_the_server_has_no_faults_unless_asked(relsim_server):
     relsim_server.script(2, ["ok"])
-    assert run_task(relsim_server.task_url(2), n=1, r=0) == "done"
+    assert Agent(relsim_server.task_url(2)).call()
+
+def test_a_stalled_stream_raises_with_a_read_timeout(relsim_server):
+    # The chapter's stall: the first events, then nothing. Without a read timeout httpx would wait for ever.
+    relsim_server.script(3, ["stall"])
+    with pytest.raises(httpx.ReadTimeout):
+        Agent(relsim_server.task_url(3), read_timeout=0.5).stream()
+    assert len(relsim_server.log(3)) == 1
+
+def test_nested_retries_multiply(relsim_server):
+    # 3 attempts of an SDK inside 4 of a framework: 12 requests for one call, all of them 529s.
+    relsim_server.script(4, ["http_529"] * 12)
+    assert not Agent(relsim_server.task_url(4), inner=2, outer=3).call()
+    assert len(relsim_server.log(4)) == 3 * 4
 ''')
     result = pytester.runpytest("-p", "relsim.pytest_plugin")
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=4)
 
 
 def test_a_plan_server_is_audited_and_has_the_exact_figures(pytester):
     sandbox(pytester, '''
 import pytest
-from agent import run_task
+from agent import Agent
 
-def test_bursty_faults(relsim_server_factory):
-    server = relsim_server_factory(p=0.3, q=0.8, r=2, n=2, tasks=40, kinds="cut=1,http_529=1,malformed=1")
-    done = 0
+PLAN = dict(p=0.3, q=0.8, r=2, n=2, tasks=100, kinds="cut=1,http_529=1,malformed=1,overloaded=1")
+
+def test_a_loop_that_follows_its_policy(relsim_server_factory):
+    server = relsim_server_factory(**PLAN)
     for task in server.tasks:
-        outcome = run_task(server.task_url(task), n=2, r=2)
-        server.report(task, outcome)
-        done += outcome == "done"
+        server.report(task, Agent(server.task_url(task), outer=2).run(n=2))
     audit = server.check(policy="simple", r=2, backoff_base=0)
     assert audit["mismatches"]["total"] == 0
     assert server.expected()["success"] == pytest.approx(0.763675, abs=1e-6)
-    assert len(server.tasks) == 40 and 10 < done < 40
+    assert len(server.tasks) == 100
+
+def test_a_loop_that_does_not(relsim_server_factory):
+    # Declared as 2 retries a call, it retries once.
+    server = relsim_server_factory(**dict(PLAN, tasks=40))
+    for task in server.tasks:
+        server.report(task, Agent(server.task_url(task), outer=1).run(n=2))
+    audit = server.check(policy="simple", r=2, backoff_base=0)
+    assert audit["mismatches"]["total"] > 0
+    assert audit["mismatches"]["by_check"]["requests"] > 0
+    assert audit["mismatches"]["first"][0]["requests_sent"] < audit["mismatches"]["first"][0]["requests_expected"]
 ''')
     result = pytester.runpytest("-p", "relsim.pytest_plugin")
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(passed=2)
 
 
 PLAN_TEST = '''
-from agent import run_task
+from agent import Agent
 
 def test_bursty_faults(relsim_server_factory):
     server = relsim_server_factory(p=0.3, q=0.8, r=2, n=2, tasks=20, kinds="cut=1,http_529=1")
     for task in server.tasks:
-        server.report(task, run_task(server.task_url(task), n=2, r=2))
+        server.report(task, Agent(server.task_url(task), outer=2).run(n=2))
 '''
 
 

@@ -247,7 +247,7 @@ RunResult run_in_process(const std::vector<std::string>& args) {
   RunResult out;
   out.code = r.code;
   out.out = r.out;
-  out.err = err.str();
+  out.err = err.str() + r.notes;  // the lines saying why it exits 1 come last, as the command line writes them
   if (r.code == 2) out.err += "relsim: error: " + r.err + "\n";
   if (r.code == 3) out.err += "relsim: " + r.err + "\n";  // "internal error: ..."
   return out;
