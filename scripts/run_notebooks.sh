@@ -4,8 +4,11 @@
 #   scripts/run_notebooks.sh [RELSIM] [--inplace]
 #
 # RELSIM is the relsim executable (default: $RELSIM, else build/relsim). The
-# notebooks run it to write their CSVs to data/notebooks/ and their figures to
-# notebooks/figures/ (or both under $RELSIM_NB_OUT when that is set; ctest sets
+# notebooks run relsim's commands in-process through `import relsim`, the
+# package the build puts beside it (build/python/, docs/python.md), and the
+# executable itself where a program must run apart; they write their CSVs to
+# data/notebooks/ and their figures to notebooks/figures/ (or both under
+# $RELSIM_NB_OUT when that is set; ctest sets
 # it to a folder in the build tree so a test run leaves the sources alone).
 # ctest also sets RELSIM_NB_SMOKE=1: a notebook whose figure rests on many
 # replicate runs runs fewer (04: 40 seeds a point instead of 200).
@@ -23,7 +26,7 @@ exe=""
 for arg in "$@"; do
   case $arg in
     --inplace) inplace=1 ;;
-    -h | --help) sed -n '2,20s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h | --help) sed -n '2,21s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; exit 0 ;;
     -*) echo "run_notebooks: unknown option $arg" >&2; exit 2 ;;
     *) exe=$arg ;;
   esac
@@ -35,6 +38,10 @@ if [[ ! -x $exe ]]; then
 fi
 export RELSIM
 RELSIM=$(realpath "$exe")
+if [[ ! -f $(dirname "$RELSIM")/python/relsim/__init__.py ]]; then
+  echo "run_notebooks: no Python package beside $RELSIM (python/relsim/): build it with scripts/build.sh, which makes it with the tests" >&2
+  exit 2
+fi
 
 # The kernel is the system Python's (Debian packages); check that it has what the notebooks import.
 missing=()
