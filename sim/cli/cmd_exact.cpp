@@ -143,7 +143,7 @@ int run_solve(const ExactArgs& a, const std::optional<TimeModel>& time) {
     words = solve_model_words(model, param);
   }
   if (options.fallback) {
-    const double p = time ? time->chain.initial.dot(time->chain.bad) : args.model().p;
+    const double p = time ? time->chain.bad_share() : args.model().p;
     head["fallback"] = fallback_json(p, *options.fallback);
     words += "; fallback " + fallback_words(p, *options.fallback);
   }

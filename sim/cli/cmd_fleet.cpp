@@ -2,6 +2,7 @@
 // event by event (fleet/fleet.hpp): task success, 429 and 529 rates,
 // amplification, latency and pool-wait quantiles, and goodput over time;
 // with --live also run on loopback and compared (live/fleet_agreement.hpp).
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -121,8 +122,13 @@ int run_fleet_command(const FleetArgs& a) {
   config.bin_seconds = a.bin_seconds;
   config.share = ranks();
   if (a.live) return run_fleet_live_command(a, scenario, config);
-  const bool show = terminal_progress();
-  if (show && a.replicates > 1)
+  // In-process (the workbench, `import relsim`) the hook hears each replicate
+  // on the command's thread and may stop the run; else a line on a terminal.
+  const ui::CommandHooks* h = hooks();
+  const bool show = !(h && h->progress) && terminal_progress();
+  if (h && h->progress)
+    config.progress = [&](std::int64_t done) { h->progress(std::min<std::int64_t>(done, a.replicates), a.replicates); };
+  else if (show && a.replicates > 1)
     config.progress = [&](std::int64_t done) { std::cerr << fmt::format("\rfleet: {}/{} replicates", done, a.replicates); };
   const fleet::FleetResult result = fleet::run_fleet(scenario, config, a.force);
   if (show && a.replicates > 1) std::cerr << "\n";

@@ -25,14 +25,12 @@ Eigen::MatrixXd kron_sum(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
   return kron(a, Eigen::MatrixXd::Identity(b.rows(), b.cols())) + kron(Eigen::MatrixXd::Identity(a.rows(), a.cols()), b);
 }
 
-double stationary_bad(const TimeChain& c) { return c.initial.dot(c.bad); }
-
 }  // namespace
 
-double Fallback::second_p() const { return timed() ? stationary_bad(*second_time) : second.p; }
+double Fallback::second_p() const { return timed() ? second_time->bad_share() : second.p; }
 double Fallback::shared_p() const {
   if (!correlated()) return 0.0;
-  return timed() ? stationary_bad(*shared_time) : shared.p;
+  return timed() ? shared_time->bad_share() : shared.p;
 }
 
 void validate(const Fallback& fallback, const Policy& policy) {

@@ -92,8 +92,6 @@ void add_result_fields(Json& j, const Policy& policy, const ExactResult& result)
   j["requests"] = std::move(bins);
 }
 
-double stationary_bad(const TimeModel& time) { return time.chain.initial.dot(time.chain.bad); }
-
 using Row = std::function<void(std::string_view, const std::string&)>;
 
 // The rows both tables print: success, and below the independent formula
@@ -337,7 +335,7 @@ Json time_head_json(const Json& chain, const TimeModel& time, const Policy& poli
   j["r"] = policy.r;
   j["n"] = policy.n;
   j["chain"] = std::string(to_string(time.scope));
-  j["p"] = stationary_bad(time);
+  j["p"] = time.chain.bad_share();
   const Json fields = time_model_json(time);
   for (auto it = fields.begin(); it != fields.end(); ++it) j[it.key()] = it.value();
   return j;
@@ -355,8 +353,8 @@ std::string seconds_quantiles_note(const TimeModel& time, const ExactResult& res
 Json exact_time_json(const Json& chain, const TimeModel& time, const Policy& policy, const FaultWeights& kinds,
                      const ExactResult& result) {
   Json j = time_head_json(chain, time, policy);
-  j["independent"] = result.fallback ? Json(nullptr) : independent_json(stationary_bad(time), policy, kinds);
-  if (result.fallback) j["fallback"] = fallback_json(stationary_bad(time), *result.fallback);
+  j["independent"] = result.fallback ? Json(nullptr) : independent_json(time.chain.bad_share(), policy, kinds);
+  if (result.fallback) j["fallback"] = fallback_json(time.chain.bad_share(), *result.fallback);
   add_result_fields(j, policy, result);
   if (result.cost) add_cost_fields(j, result, kinds);
   j["mean_seconds"] = result.mean_seconds;
@@ -420,9 +418,9 @@ std::string exact_time_table(const std::string& chain, const TimeModel& time, co
   row("chain scope", std::string(to_string(time.scope)));
   for (const auto& named : time_model_rows(time)) row(named.first, named.second);
   row("policy", describe(policy));
-  if (result.fallback) row("fallback", fallback_words(stationary_bad(time), *result.fallback));
+  if (result.fallback) row("fallback", fallback_words(time.chain.bad_share(), *result.fallback));
   result_rows(row, result);
-  if (!result.fallback) independent_row(row, stationary_bad(time), policy, kinds);
+  if (!result.fallback) independent_row(row, time.chain.bad_share(), policy, kinds);
   outcome_rows(row, result);
   row("mean seconds, all", fmt::format("{:.12g}  (every task, first request's start to last request's end)",
                                        result.mean_seconds));

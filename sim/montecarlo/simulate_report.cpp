@@ -46,7 +46,7 @@ std::string simulate_percent(double x) { return fmt::format("{:.3g}%", 100.0 * x
 
 // The first provider's long-run share of bad requests, for the fallback's report.
 double first_p(const SimulateSetup& setup) {
-  return setup.time ? setup.time->chain.initial.dot(setup.time->chain.bad) : setup.model.p;
+  return setup.time ? setup.time->chain.bad_share() : setup.model.p;
 }
 
 // A run with a cooldown, whose exact figures are the fallback's without it.

@@ -21,7 +21,7 @@ Plan generate_time_plan(const TimeModel& time, const Json& chain, const Policy& 
                      {"tasks", config.tasks},
                      {"source", "generated"},
                      {"seed", config.seed},
-                     {"p", time.chain.initial.dot(time.chain.bad)},
+                     {"p", time.chain.bad_share()},
                      {"chain", std::string(to_string(time.scope))},
                      {"lanes", config.lanes},
                      {"policy", std::string(to_string(policy.kind))},

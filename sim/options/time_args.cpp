@@ -72,7 +72,7 @@ Json TimeArgs::chain_json(const TimeModel& time) const {
 }
 
 std::string TimeArgs::chain_words(const TimeModel& time) const {
-  const double p = time.chain.initial.dot(time.chain.bad);
+  const double p = time.chain.bad_share();
   if (hidden_option->count())
     return fmt::format("fitted, {} states from {}, a step every {} s (p = {:.6g})", time.chain.states(), hidden_chain,
                        step_seconds, p);

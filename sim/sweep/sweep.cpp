@@ -145,7 +145,7 @@ std::string time_row(const SweepPoint& pt, const SweepGrid& grid, const SweepCon
   eopt.kinds = grid.kinds;
   eopt.distribution = config.quantiles || time.fixed_waits();  // for the exact quantiles
   const ExactResult ex = exact_time(time, pt.policy, eopt);
-  const double p = time.chain.initial.dot(time.chain.bad);
+  const double p = time.chain.bad_share();
   std::string row = fmt::format("{},,{},{},,,{},,{},{:.17g},{:.17g}", p, pt.r, pt.n, to_string(time.scope),
                                 independent_cell(p, pt.policy, grid.kinds), ex.success, ex.mean_requests);
   std::optional<TimeSimResult> sim;

@@ -28,7 +28,7 @@ Json space_json(const TuneSpace& space) {
 
 // The time model's fields but the backoff, which each schedule has its own.
 Json time_json(const TimeModel& time) {
-  Json j{{"p", time.chain.initial.dot(time.chain.bad)}};
+  Json j{{"p", time.chain.bad_share()}};
   const Json fields = time_model_json(time);
   for (auto it = fields.begin(); it != fields.end(); ++it)
     if (it.key() != "backoff") j[it.key()] = it.value();
@@ -59,9 +59,6 @@ std::string anchor_place(const TuneAnchor& a) {
   if (a.dominated_by) return fmt::format("meets the target, dominated by front #{}", *a.dominated_by + 1);
   return "meets the target, dominated by no front member";
 }
-
-// The first provider's long-run share of bad requests, for the fallback's words.
-double first_bad_share(const TimeModel& time) { return time.chain.initial.dot(time.chain.bad); }
 
 }  // namespace
 
@@ -108,7 +105,7 @@ Json tune_json(const TuneResult& result, const TuneSpace& space, const TuneConfi
   j["kinds"] = to_string(config.kinds);
   j["time"] = time_json(config.time);
   if (config.billing) j["billing"] = billing_json(*config.billing, config.kinds, config.fallback);
-  if (config.fallback) j["fallback"] = fallback_json(first_bad_share(config.time), *config.fallback);
+  if (config.fallback) j["fallback"] = fallback_json(config.time.chain.bad_share(), *config.fallback);
   j["space"] = space_json(space);
   j["evaluated"] = result.schedules;
   j["meeting_target"] = result.meeting;
@@ -162,7 +159,7 @@ std::string tune_table(const TuneResult& result, const TuneConfig& config, const
                    result.schedules, result.meeting, to_string(config.objective));
   if (config.fallback)
     s += fmt::format("  fallback {}; a schedule whose calls send at most {} requests never falls back\n",
-                     fallback_words(first_bad_share(config.time), *config.fallback), config.fallback->after);
+                     fallback_words(config.time.chain.bad_share(), *config.fallback), config.fallback->after);
   if (!result.s_matters) s += "  s has no effect (no pre-response kind in --kinds): s = 0 stands for every s\n";
   if (!result.r_matters) s += "  r has no effect (no in-stream kind in --kinds): r = 0 stands for every r\n";
   std::string dims;

@@ -157,6 +157,26 @@ def test_ctrl_c_stops_a_long_simulation_and_the_process_goes_on():
     assert relsim.exact(p=0.3, q=0.8, r=2, n=2)["success"] == pytest.approx(0.763675, abs=1e-6)
 
 
+@pytest.mark.parametrize("command, options", [
+    ("fleet", dict(replicates=100000)),
+    ("tune", dict(target=0.99, n=20, t_good=600, t_bad=60, s_max=20, r_max=20, no_widen=True)),  # 1801 schedules
+])
+def test_ctrl_c_stops_fleet_and_tune(command, options):
+    # fleet reports each replicate, tune each block of 512 schedules (a widened search counts again from 0).
+    reports = []
+
+    def interrupt_once(done, total):
+        reports.append((done, total))
+        if len(reports) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        getattr(relsim, command)(progress=interrupt_once, **options)
+    assert 1 <= len(reports) <= 3
+    assert reports[0][0] < reports[0][1]  # stopped well before the end
+    assert relsim.exact(p=0.3, r=2, n=2)["success"] == pytest.approx((1 - 0.3 ** 3) ** 2, abs=1e-12)
+
+
 def test_an_exception_in_the_progress_function_stops_the_run():
     def fail(done, total):
         raise RuntimeError("stop here")
@@ -217,34 +237,103 @@ def assert_frame_is_csv(frame, text):
             assert (math.isnan(got) and math.isnan(want)) or float(got) == want, (name, i, got, cell)
 
 
-def test_fifty_random_option_sets_equal_the_command_line():
+AUDIT_DATA = os.path.join(os.path.dirname(__file__), "..", "..", "data", "audit")
+
+
+def random_sweep(rng):
+    """A sweep over p and r around a random point."""
+    options = random_options(rng)
+    options.pop("p"), options.pop("r"), options.pop("q", None)
+    options.update(p=f"{rng.uniform(0.01, 0.3):.3f},{rng.uniform(0.3, 0.6):.3f}", r="0:2:1")
+    options.setdefault("burst_mean", 3.0)
+    return options
+
+
+def random_fit(rng, folder, i):
+    """A random plan written to a file, and fit's options: the file, a prediction, sometimes SDK retries."""
+    p = round(rng.uniform(0.02, 0.4), 3)
+    plan = folder / f"plan{i}.jsonl"
+    relsim.plan(p=p, q=round(rng.uniform(p, 0.9), 3), r=rng.randint(1, 3), n=rng.randint(2, 8),
+                tasks=rng.randint(200, 2000), seed=rng.randint(0, 2 ** 32), out=str(plan))
+    options = {"predict": f"policy=layered,s={rng.randint(0, 3)},r={rng.randint(0, 3)},n={rng.randint(1, 20)}"}
+    if rng.random() < 0.3:
+        options["sdk_retries"] = rng.randint(1, 3)
+    return [str(plan)], options
+
+
+def random_audit(rng):
+    """The audit fixture's log of a naive loop against a random policy, schedule and acceptance."""
+    options = {"plan": os.path.join(AUDIT_DATA, "plan.jsonl"), "log": os.path.join(AUDIT_DATA, "naive_log.jsonl")}
+    if rng.random() < 0.25:
+        options["infer"] = True
+    else:
+        options.update(policy=rng.choice(["simple", "naive", "layered", "budgeted"]), s=rng.randint(0, 3),
+                       r=rng.randint(0, 3))
+        if options["policy"] == "budgeted":
+            options["B"] = rng.randint(1, (options["s"] + 1) * (options["r"] + 1))
+    choice = rng.random()
+    if choice < 0.25:
+        options["backoff"] = rng.choice(["sdk", "none", "exp:0.5,8,0.25", "list:1,2,4"])
+    elif choice < 0.5:
+        options.update(backoff_base=rng.choice([0, 0.5, 1]), backoff_cap=rng.choice([4, 8]))
+    elif choice < 0.6:
+        options["no_wait_check"] = True
+    if rng.random() < 0.3:
+        options["accept"] = rng.choice(["no_stop=done", "stall=hang", "slow_headers=crash,no_stop=done"])
+    if rng.random() < 0.3:
+        options["wait_tolerance"] = round(rng.uniform(0, 2), 2)
+    if rng.random() < 0.3:
+        options["per_task"] = True
+    return options
+
+
+def json_either_way(function, *positional, **options):
+    """What a function returns, or the result a CheckFailed carries (audit's mismatches are exit 1)."""
+    try:
+        return function(*positional, **options)
+    except relsim.CheckFailed as failed:
+        return failed.result
+
+
+def cli_json_either_way(*args):
+    code, out, err = command_line(*args, "--json")
+    assert code in (0, 1), err
+    return json.loads(out)
+
+
+def test_random_option_sets_equal_the_command_line(tmp_path):
+    # 50 sets here, 10 for each of exact, simulate, sweep, fit and audit; RELSIM_EQUALITY_SETS=200 runs more.
     import random
 
+    sets = int(os.environ.get("RELSIM_EQUALITY_SETS", "50"))
     rng = random.Random(20261206)
-    compared = {"exact": 0, "simulate": 0, "sweep": 0}
-    for i in range(50):
-        options = random_options(rng)
-        if i % 5 == 4:  # a sweep over p and r around this point
-            options.pop("p"), options.pop("r")
-            options.update(p=f"{rng.uniform(0.01, 0.3):.3f},{rng.uniform(0.3, 0.6):.3f}", r="0:2:1")
-            options.pop("q", None)
-            options.setdefault("burst_mean", 3.0)
-            code, out, err = command_line("sweep", *as_arguments(options))
-            assert code == 0, err
-            frame = relsim.sweep(**options)
-            assert_frame_is_csv(frame, out)
-            compared["sweep"] += 1
-        elif i % 2 == 0:
+    compared = {"exact": 0, "simulate": 0, "sweep": 0, "fit": 0, "audit": 0}
+    for i in range(sets):
+        command = list(compared)[i % 5]
+        if command == "exact":
+            options = random_options(rng)
             assert relsim.exact(**options) == cli_json("exact", *as_arguments(options)), options
-            compared["exact"] += 1
-        else:
+        elif command == "simulate":
+            options = random_options(rng)
             options.update(tasks=rng.randint(1000, 20000), seed=rng.randint(0, 2 ** 63))
             got = relsim.simulate(**options)
             want = cli_json("simulate", *as_arguments(options))
-            got.pop("kernel", None), want.pop("kernel", None)
+            got.pop("kernel", None), want.pop("kernel", None)  # which kernel ran: the numbers are the same
             assert got == want, options
-            compared["simulate"] += 1
-    assert sum(compared.values()) == 50 and min(compared.values()) >= 10
+        elif command == "sweep":
+            options = random_sweep(rng)
+            code, out, err = command_line("sweep", *as_arguments(options))
+            assert code == 0, err
+            assert_frame_is_csv(relsim.sweep(**options), out)
+        elif command == "fit":
+            files, options = random_fit(rng, tmp_path, i)
+            assert relsim.fit(*files, **options) == cli_json("fit", *files, *as_arguments(options)), options
+        else:
+            options = random_audit(rng)
+            got = json_either_way(relsim.audit, **options)
+            assert got == cli_json_either_way("audit", *as_arguments(options)), options
+        compared[command] += 1
+    assert sum(compared.values()) == sets and min(compared.values()) >= sets // 5
 
 
 # One bad value for each of many options, across the commands: relsim.InputError carries the command line's text.
@@ -273,14 +362,11 @@ def test_every_range_error_is_the_command_lines(command, options):
     assert str(raised.value) == err.strip().removeprefix("relsim: error: ")
 
 
-def test_fit_of_random_plans_equals_the_command_line(tmp_path):
-    import random
+def test_a_server_that_cannot_start_raises_with_its_stderr(tmp_path):
+    from relsim.server import RelsimServer
 
-    rng = random.Random(7)
-    for i in range(10):
-        p = round(rng.uniform(0.02, 0.4), 3)
-        plan = tmp_path / f"plan{i}.jsonl"
-        relsim.plan(p=p, q=round(rng.uniform(p, 0.9), 3), r=rng.randint(1, 3), n=rng.randint(2, 8),
-                    tasks=rng.randint(200, 2000), seed=rng.randint(0, 2 ** 32), out=str(plan))
-        predict = f"policy=layered,s={rng.randint(0, 3)},r={rng.randint(0, 3)},n={rng.randint(1, 20)}"
-        assert relsim.fit(str(plan), predict=predict) == cli_json("fit", plan, "--predict", predict)
+    code, _, err = command_line("serve", "--port", 0, "--max-connections", 0)
+    assert code == 2
+    with pytest.raises(RuntimeError) as raised:
+        RelsimServer(RELSIM, tmp_path / "requests.jsonl", serve_options={"max_connections": 0})
+    assert str(raised.value) == "relsim serve did not start: " + err.strip()

@@ -12,38 +12,21 @@
 #include "relsim/core/error.hpp"
 #include "relsim/exact/exact.hpp"
 #include "relsim/sweep/tune.hpp"
+#include "support/tune_fixture.hpp"
 
-namespace {
+// Named, not anonymous: the unit tests build as unity batches.
+namespace tune_cost_test {
 
 using namespace relsim;
 
 TuneSpace space() {
-  TuneSpace s;
-  s.fixed = {parse_backoff("none"), parse_backoff("list:1,2,4"), parse_backoff("list:5")};
-  s.s_max = 3;
-  s.r_max = 2;
-  s.budgets = {2, 3, 4};
-  s.bases = {0.5};
-  s.caps = {8.0};
-  s.jitters = {0.0};
-  return s;
+  return test::small_tune_space({parse_backoff("none"), parse_backoff("list:1,2,4"), parse_backoff("list:5")}, 3, 2,
+                                {2, 3, 4});
 }
 
 TuneConfig config() {
-  TuneConfig c;
-  c.time.chain = two_state_time_chain(120.0, 8.0);
-  c.time.request_seconds = 2.0;
-  c.n = 4;
-  c.kinds = parse_fault_weights("cut=1,http_529=2,stall=1");
-  c.target = 0.97;
-  c.p99_tasks = 0;
-  Billing b;
-  b.input_tokens = 30000;
-  b.output_tokens = 1200;
-  b.price_in = 3.0;
-  b.price_out = 15.0;
-  c.billing = b;
-  return c;
+  return test::priced_tune_config(two_state_time_chain(120.0, 8.0), 2.0, 4, "cut=1,http_529=2,stall=1", 0.97, 30000,
+                                  1200);
 }
 
 TEST(TuneCost, FrontCostsAreTheExactEnginesAndTheCostObjectivePicksTheCheapest) {
@@ -53,12 +36,7 @@ TEST(TuneCost, FrontCostsAreTheExactEnginesAndTheCostObjectivePicksTheCheapest) 
   ASSERT_FALSE(result.front.empty());
   EXPECT_NE(std::find(result.dimensions.begin(), result.dimensions.end(), "cost_mean"), result.dimensions.end());
   for (const TunePoint& p : result.front) {
-    TimeModel time = c.time;
-    time.backoff = p.schedule.backoff;
-    ExactOptions options;
-    options.kinds = c.kinds;
-    options.billing = c.billing;
-    const ExactResult r = exact_time(time, p.schedule.policy, options);
+    const ExactResult r = test::exact_alone(c, p.schedule.backoff, p.schedule.policy, std::nullopt);
     ASSERT_TRUE(r.cost.has_value());
     EXPECT_NEAR(p.cost_mean, r.cost->mean, 1e-15 * r.cost->mean);
   }
@@ -89,4 +67,4 @@ TEST(TuneCost, WithoutPricesNoCostAndTheCostObjectiveIsRefused) {
   EXPECT_EQ(parse_tune_objective("cost"), TuneObjective::cost);
 }
 
-}  // namespace
+}  // namespace tune_cost_test

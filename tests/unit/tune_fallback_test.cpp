@@ -10,38 +10,17 @@
 #include "relsim/core/error.hpp"
 #include "relsim/exact/exact.hpp"
 #include "relsim/sweep/tune.hpp"
+#include "support/tune_fixture.hpp"
 
 // Named, not anonymous: the unit tests build as unity batches.
 namespace tune_fallback_test {
 
 using namespace relsim;
 
-TuneSpace space() {
-  TuneSpace s;
-  s.fixed = {parse_backoff("none"), parse_backoff("list:1,2,4")};
-  s.s_max = 2;
-  s.r_max = 2;
-  s.budgets = {2, 4};
-  s.bases = {0.5};
-  s.caps = {8.0};
-  s.jitters = {0.0};
-  return s;
-}
+TuneSpace space() { return test::small_tune_space({parse_backoff("none"), parse_backoff("list:1,2,4")}, 2, 2, {2, 4}); }
 
 TuneConfig config() {
-  TuneConfig c;
-  c.time.chain = two_state_time_chain(300.0, 60.0);
-  c.time.request_seconds = 4.0;
-  c.n = 5;
-  c.kinds = parse_fault_weights("cut=1,http_529=2");
-  c.target = 0.9;
-  c.p99_tasks = 0;
-  Billing b;
-  b.input_tokens = 20000;
-  b.output_tokens = 800;
-  b.price_in = 3.0;
-  b.price_out = 15.0;
-  c.billing = b;
+  TuneConfig c = test::priced_tune_config(two_state_time_chain(300.0, 60.0), 4.0, 5, "cut=1,http_529=2", 0.9, 20000, 800);
   Fallback fb;
   fb.after = 2;
   fb.second_time = two_state_time_chain(300.0, 20.0);
@@ -50,18 +29,6 @@ TuneConfig config() {
   fb.price_out = 30.0;
   c.fallback = fb;
   return c;
-}
-
-ExactResult alone(const TuneConfig &c, const TuneSchedule &s,
-                  const std::optional<Fallback> &fallback) {
-  TimeModel time = c.time;
-  time.backoff = s.backoff;
-  ExactOptions options;
-  options.kinds = c.kinds;
-  options.distribution = false;
-  options.billing = c.billing;
-  options.fallback = fallback;
-  return exact_time(time, s.policy, options);
 }
 
 // Each schedule is evaluated under two fallbacks in turn (other K, other
@@ -83,7 +50,7 @@ TEST(TuneFallback, EverySchedulesFiguresAreTheExactEnginesOwn) {
       } else {
         ++falling_back;
       }
-      const ExactResult e = alone(c, s, fb);
+      const ExactResult e = test::exact_alone(c, s.backoff, s.policy, fb);
       EXPECT_NEAR(p.success, e.success, 1e-14) << describe(s.policy);
       EXPECT_NEAR(p.mean_requests, e.mean_requests, 1e-12 * e.mean_requests)
           << describe(s.policy);

@@ -53,6 +53,8 @@ struct TimeChain {
   Eigen::RowVectorXd initial;
 
   Eigen::Index states() const { return generator.rows(); }
+  // The long-run share of bad requests: P(bad) under the stationary law.
+  double bad_share() const { return initial.dot(bad); }
   // exp(Q t): closed form for two states, Eigen's matrix exponential otherwise.
   Eigen::MatrixXd transition(double seconds) const;
   // E exp(Q (fixed + wait (1 - jitter U))), U uniform on [0, 1): the step when
