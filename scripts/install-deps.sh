@@ -27,7 +27,12 @@ tests=(
   jupyter-nbconvert python3-ipykernel python3-pandas python3-matplotlib  # notebooks/ (scripts/run_notebooks.sh)
   dpkg-dev  # dpkg-shlibdeps: the .deb's Depends (tests/package, cpack)
   python3-dev pybind11-dev python3-pytest python3-httpx  # python/: import relsim and its pytest plugin (tests/python)
+  prometheus  # promtool: tests/live/metrics_test.cpp checks GET /metrics with `promtool check metrics`
 )
+# Packages whose daemon the tests never run: installed without their
+# recommends (prometheus would bring node-exporter) and with services kept
+# from starting (policy-rc.d), since only their tools are used.
+tools_only=(prometheus)
 packages=("${build[@]}")
 if [[ ${1:-} == --tests ]]; then
   shift
@@ -61,12 +66,26 @@ export DEBIAN_FRONTEND=noninteractive
 # The build's own packages without their recommends (documentation, extra
 # tools: a bare machine's first build waits for none of them); the tests'
 # with them, as they have always been installed.
-first=() rest=()
+first=() rest=() tools=()
 for p in "${missing[@]}"; do
-  if [[ " ${build[*]} " == *" $p "* ]]; then first+=("$p"); else rest+=("$p"); fi
+  if [[ " ${build[*]} " == *" $p "* ]]; then first+=("$p")
+  elif [[ " ${tools_only[*]} " == *" $p "* ]]; then tools+=("$p")
+  else rest+=("$p"); fi
 done
+# Installs without recommends and with no service started: policy-rc.d
+# answers 101 ("action forbidden") to invoke-rc.d while it is in place.
+install_tools() {
+  local policy=/usr/sbin/policy-rc.d ours=0 ok=0
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && ours=1
+  fi
+  apt-get install -y -qq --no-install-recommends "${tools[@]}" >/dev/null && ok=1
+  ((ours == 0)) || rm -f "$policy"
+  ((ok == 1))
+}
 if ! { apt-get update -qq &&
        { ((${#first[@]} == 0)) || apt-get install -y -qq --no-install-recommends "${first[@]}" >/dev/null; } &&
-       { ((${#rest[@]} == 0)) || apt-get install -y -qq "${rest[@]}" >/dev/null; }; }; then
+       { ((${#rest[@]} == 0)) || apt-get install -y -qq "${rest[@]}" >/dev/null; } &&
+       { ((${#tools[@]} == 0)) || install_tools; }; }; then
   name_missing "apt-get failed"
 fi

@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -41,19 +44,22 @@ struct ProxyArgs {
   std::string retry_after_ms;
   double upstream_timeout = 60.0;
   int max_connections = 2048;
+  std::string record;
+  std::vector<std::string> redact;
 };
 
-// --task-header, lower-cased; "" stays "". Throws InputError unless it is a
-// header name (letters, digits and '-', 1 to 64 of them).
-std::string header_name(const std::string& name) {
+// A header name given to `option` (--task-header, --redact), lower-cased;
+// "" stays "". Throws InputError unless it is a header name (letters, digits
+// and '-', up to 64 of them).
+std::string header_name(const std::string& name, std::string_view option = "--task-header") {
   std::string out;
   for (const char c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-')
-      throw InputError(fmt::format("--task-header '{}' is not a header name: use letters, digits and '-'", name));
+      throw InputError(fmt::format("{} '{}' is not a header name: use letters, digits and '-'", option, name));
     out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   if (out.size() > 64)
-    throw InputError(fmt::format("--task-header '{}' is too long: at most 64 characters", name.substr(0, 80)));
+    throw InputError(fmt::format("{} '{}' is too long: at most 64 characters", option, name.substr(0, 80)));
   return out;
 }
 
@@ -103,6 +109,13 @@ int run_proxy(const ProxyArgs& a) {
       std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(a.upstream_timeout * 1000.0)));
   config.chain = chain_config(a);
   config.outage = seconds_config(a);
+  config.record_dir = a.record;
+  for (const std::string& name : a.redact) {
+    if (name.empty()) throw InputError("--redact '' is not a header name: use letters, digits and '-'");
+    config.record_redact.push_back(header_name(name, "--redact"));
+  }
+  if (!a.redact.empty() && a.record.empty())
+    throw InputError("--redact applies to recordings: give --record DIR too");
   validate(config);
   const std::optional<Plan> plan = a.plan_opt->count() ? std::optional<Plan>(read_plan(a.plan)) : std::nullopt;
   if (plan) check_auditable(*plan, a.plan);
@@ -143,7 +156,8 @@ Runner add_proxy(CLI::App& app) {
       "garbage are answered here and never reach the upstream. A request's task: POST /t/{task}/v1/messages, or\n"
       "POST /v1/messages with --task-header (else task 0, one chain over every such request); the same for\n"
       "OpenAI's /v1/chat/completions, broken and answered in that dialect. The request log is relsim serve's,\n"
-      "with what each hop did; relsim audit and fit read it (docs/proxy.md).");
+      "with what each hop did; relsim audit and fit read it (docs/proxy.md). GET /metrics gives its counters in\n"
+      "Prometheus' text format.");
   cmd->add_option("--upstream", a->upstream,
                   "the model API to forward to: http[s]://HOST[:PORT][/PATH], e.g. https://api.anthropic.com")
       ->required();
@@ -194,6 +208,13 @@ Runner add_proxy(CLI::App& app) {
                       });
   cmd->add_option("--max-connections", a->max_connections, "client connections at once, in [1, 1000000]")
       ->capture_default_str();
+  cmd->add_option("--record", a->record,
+                  "record every messages exchange (request less its credentials, the upstream's answer and each "
+                  "event's arrival time) into a new JSON Lines file in this directory (docs/replay.md)");
+  cmd->add_option("--redact", a->redact,
+                  "a request header to leave out of the recordings besides x-api-key and authorization "
+                  "(repeatable, or NAME,NAME)")
+      ->delimiter(',');
   return [a] { return run_proxy(*a); };
 }
 

@@ -145,7 +145,8 @@ Runner add_serve(CLI::App& app) {
       "  POST /t/{task}/v1/chat/completions answers the same script in OpenAI's shapes, streamed or whole;\n"
       "  GET /control/tasks lists the tasks, POST /control/tasks/{task}/outcome takes a harness's report;\n"
       "  with --outage every task is answered by an on/off outage schedule in scaled real time (GET /control/outage);\n"
-      "  with --quota or --capacity a provider in front limits each tenant's requests and all replies at once");
+      "  with --quota or --capacity a provider in front limits each tenant's requests and all replies at once;\n"
+      "  GET /metrics gives its counters in Prometheus' text format (docs/proxy.md, Metrics)");
   args->cmd = cmd;
   cmd->add_option("--port", args->port, "port on 127.0.0.1, in [0, 65535]; 0 picks a free one")->required();
   cmd->add_option("--threads", args->threads, "threads serving connections, in [1, 64]")->capture_default_str();

@@ -149,7 +149,8 @@ net::awaitable<void> Connection::refuse(int status, std::string type, std::strin
 
 net::awaitable<bool> Connection::write(std::string_view bytes) {
   error_code ec;
-  co_await net::async_write(socket_, net::buffer(bytes.data(), bytes.size()), redirect(ec));
+  const std::size_t sent = co_await net::async_write(socket_, net::buffer(bytes.data(), bytes.size()), redirect(ec));
+  state_.metrics().sent(sent);
   co_return !ec && !stopping_;
 }
 

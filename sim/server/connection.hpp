@@ -92,6 +92,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Proxy mode: this client connection's upstream connection, kept while
   // both sides keep alive; null when there is none.
   UpstreamLinkPtr& upstream_link() { return upstream_; }
+  // A stream's first event is going out now (kept once per request), and
+  // the time it went, taken for the request's metrics (and cleared).
+  void mark_first_event() {
+    if (!first_event_ms_) first_event_ms_ = state_.now_ms();
+  }
+  std::optional<double> take_first_event() { return std::exchange(first_event_ms_, std::nullopt); }
 
  private:
   net::awaitable<std::optional<Request>> read_request(bool first);
@@ -120,6 +126,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool watch_stopping_ = false;
   bool peer_gone_ = false;
   UpstreamLinkPtr upstream_;
+  std::optional<double> first_event_ms_;  // of the request being answered
 };
 
 }  // namespace relsim::mock

@@ -21,6 +21,7 @@ net::awaitable<Outcome> stream(Connection& conn, std::int64_t task, const Popped
                                    ? wire::openai::stream_script(as, task, p.index, usage, body_bytes)
                                    : wire::stream_script(as, task, p.index, body_bytes);
   const Outcome gone{200, "client_gone", false};
+  const StreamInFlight flight(conn.state().metrics(), dialect);
   // An entry that is not shaped goes out in as few writes as it can: the
   // head and every chunk up to a hold (or the end) in one. A shaped one
   // writes each chunk on its own, as its pacing says. The bytes are the same.
@@ -38,6 +39,7 @@ net::awaitable<Outcome> stream(Connection& conn, std::int64_t task, const Popped
       if (h != HoldEnd::released) co_return Outcome{200, end_of(h), false};
     }
     if (i == s.events.size()) break;
+    if (i == 0) conn.mark_first_event();  // a coalesced event goes out with the next write, which does not wait
     if (coalesce) {
       wire::append_chunk(pending, s.events[i]);
       continue;

@@ -90,6 +90,7 @@ std::optional<std::string> not_answered(const std::string& text, Dialect dialect
 net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task, double received, bool keep,
                               Dialect dialect, bool fallback) {
   ServerState& state = conn.state();
+  state.metrics().received(dialect);
   const bool proxy = state.config().upstream.has_value();
   LoggedRequest rec = record(req, received, proxy, dialect);
   rec.fallback = fallback;
@@ -143,9 +144,19 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
     co_return keep && ok;
   }
   Json upstream;
+  conn.take_first_event();
   const Outcome o = co_await replay(conn, task, p, req, keep, upstream, asked);
-  state.finish(task, p, o.status, o.end, std::move(upstream));
+  state.finish(task, p, o.status, o.end, std::move(upstream), conn.take_first_event());
   co_return o.keep;
+}
+
+// GET /metrics: Prometheus' text format (docs/proxy.md, Metrics).
+net::awaitable<bool> metrics(Connection& conn, const Request& req, bool keep) {
+  if (req.method() != http::verb::get)
+    co_return (co_await conn.not_allowed(std::string(req.method_string()), "GET", keep)) && keep;
+  const std::string bytes = wire::text_response(200, conn.state().metrics_text(), "text/plain; version=0.0.4; charset=utf-8",
+                                                conn.state().fresh_request_id(), keep);
+  co_return (co_await conn.write(bytes)) && keep;
 }
 
 }  // namespace
@@ -179,6 +190,7 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
   const auto parts = split_path(path);
 
   if (!parts.empty() && parts[0] == "control") co_return co_await control(conn, req, parts, keep);
+  if (parts.size() == 1 && parts[0] == "metrics") co_return co_await metrics(conn, req, keep);
 
   const ServerConfig& c = conn.state().config();
   // The API's path after /t/{task} (the mock's) or as it is (the proxy's own paths).
@@ -203,9 +215,9 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
                              fmt::format("unknown path '{}' (or task): {} POST /t/{{task}}/v1/messages{}",
                                          path.substr(0, 200), c.upstream ? "the proxy forwards" : "the mock serves",
                                          c.upstream ? " and /v1/messages (and /v1/chat/completions), with faults, "
-                                                      "and the API's other /v1/ paths as they are"
+                                                      "and the API's other /v1/ paths as they are; GET /metrics"
                                                     : ", POST /t/{task}/v1/chat/completions and the same under "
-                                                      "/t/{task}/fallback/"),
+                                                      "/t/{task}/fallback/; GET /metrics"),
                              keep);
     co_return keep;
   }

@@ -213,6 +213,9 @@ void validate(const ServerConfig& c) {
   if (c.outage && c.chain)
     throw InputError("outage mode (seconds) and chain mode (requests) are two ways to draw faults: give one");
   if (c.provider) validate(*c.provider);
+  if (!c.record_dir.empty() && !c.upstream)
+    throw InputError(fmt::format("--record '{}' records the exchanges of relsim proxy with its upstream: give --upstream",
+                                 c.record_dir));
 }
 
 namespace wire {

@@ -34,7 +34,21 @@ JournalRequest journal_request(std::int64_t task, const LoggedRequest& r) {
   return j;
 }
 
+// A request answered without an entry (refused, a bad method or body), for the metrics.
+MetricsRequest refused_request(const JournalRequest& line, int status, double finished_ms) {
+  MetricsRequest m;
+  m.dialect = line.dialect;
+  m.status = status;
+  m.body_bytes = line.body_bytes;
+  m.seconds = (finished_ms - line.received_ms) / 1000.0;
+  return m;
+}
+
 }  // namespace
+
+std::string ServerState::metrics_text() const {
+  return metrics_.text(connection_count(), accepted(), config_.upstream.has_value());
+}
 
 double ServerState::now_ms() const {
   return std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
@@ -100,6 +114,8 @@ TaskState* ServerState::live_task_locked(std::int64_t task, std::string& why) {
 Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
   Popped p;
   p.dialect = r.dialect;
+  p.body_bytes = r.body_bytes;
+  p.received_ms = r.received_ms;
   JournalRequest line;
   {
     std::lock_guard lock(mu_);
@@ -173,6 +189,7 @@ void ServerState::log_unscripted(std::int64_t task, LoggedRequest&& r, int statu
   }
   const double t_ms = now_ms();
   journal_.write_ended(line, status, "complete", t_ms);
+  metrics_.request(refused_request(line, status, t_ms));
   std::lock_guard lock(mu_);
   r.status = status;
   r.end = "complete";
@@ -186,6 +203,7 @@ void ServerState::log_refused(std::int64_t task, LoggedRequest&& r, int status, 
   line.refused = refused;
   const double t_ms = now_ms();
   journal_.write_ended(line, status, "complete", t_ms);
+  metrics_.request(refused_request(line, status, t_ms));
   std::lock_guard lock(mu_);
   auto it = tasks_.find(task);
   if (it != tasks_.end()) {
@@ -197,12 +215,28 @@ void ServerState::log_refused(std::int64_t task, LoggedRequest&& r, int status, 
   changed_.notify_all();
 }
 
-void ServerState::finish(std::int64_t task, const Popped& p, int status, std::string_view end, Json upstream) {
+void ServerState::finish(std::int64_t task, const Popped& p, int status, std::string_view end, Json upstream,
+                         std::optional<double> first_event_ms) {
   const double t_ms = now_ms();
   // A reply the stop cut short (its writes fail once the socket is closed)
   // ended because the server stopped, not because the client left.
   const std::string_view how = end == "client_gone" && stopping() ? "stopped" : end;
-  if (p.journal) journal_.end(p.journal, status, how, t_ms, std::move(upstream));
+  if (p.journal) {
+    MetricsRequest m;
+    m.dialect = p.dialect;
+    m.status = status;
+    m.fault = p.found ? entry_name(p.entry) : "none";
+    m.body_bytes = p.body_bytes;
+    m.seconds = (t_ms - p.received_ms) / 1000.0;
+    if (first_event_ms) m.first_event_seconds = (*first_event_ms - p.received_ms) / 1000.0;
+    if (upstream.is_object()) {
+      if (const auto h = upstream.find("headers_ms"); h != upstream.end() && h->is_number())
+        m.upstream_headers_seconds = h->get<double>() / 1000.0;
+      m.upstream_bytes = upstream.value("bytes", std::size_t{0});
+    }
+    journal_.end(p.journal, status, how, t_ms, std::move(upstream));
+    metrics_.request(m);
+  }
   std::lock_guard lock(mu_);
   auto it = tasks_.find(task);
   if (it != tasks_.end() && p.slot < it->second.log.size()) {

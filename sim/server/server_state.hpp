@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "relsim/server/server.hpp"
+#include "server/metrics.hpp"
+#include "server/recorder.hpp"
 #include "server/request_journal.hpp"
 
 namespace boost::asio::ssl {
@@ -60,6 +62,8 @@ struct Popped {
   std::size_t slot = kNotLogged;  // in the task's log
   std::uint64_t epoch = 0;        // the task's release_epoch when it was taken
   std::uint64_t journal = 0;      // its open line in the request journal; 0: none
+  std::size_t body_bytes = 0;     // the request's, for the metrics
+  double received_ms = 0.0;
   Dialect dialect = Dialect::anthropic;  // the request's: its reply's bytes, and the proxy's breaking of its stream
   // Provider mode: the rate-limit headers its answer carries.
   std::vector<std::pair<std::string, std::string>> headers;
@@ -78,6 +82,8 @@ class ServerState {
     if (config_.chain) chain_.emplace(*config_.chain);
     if (config_.provider) provider_.emplace(*config_.provider);
     if (config_.upstream && config_.upstream->tls) tls_ = make_tls_context(config_.upstream_ca);
+    if (config_.upstream && !config_.record_dir.empty())
+      recorder_ = std::make_unique<Recorder>(config_.record_dir, config_.record_redact);
   }
 
   const ServerConfig& config() const { return config_; }
@@ -122,8 +128,10 @@ class ServerState {
   Provider* provider() { return provider_ ? &*provider_ : nullptr; }
   // Records how the request `p` took ended (in its task's log and the
   // journal). While the server stops, a reply cut short ends "stopped".
-  // `upstream` (proxy mode: what the hop did) goes into its journal line.
-  void finish(std::int64_t task, const Popped& p, int status, std::string_view end, Json upstream = nullptr);
+  // `upstream` (proxy mode: what the hop did) goes into its journal line;
+  // `first_event_ms`, when a stream's first event went out, into the metrics.
+  void finish(std::int64_t task, const Popped& p, int status, std::string_view end, Json upstream = nullptr,
+              std::optional<double> first_event_ms = std::nullopt);
   TaskLog log(std::int64_t task) const;
   // Tasks with a script, in increasing order.
   std::vector<std::int64_t> task_ids() const;
@@ -134,6 +142,11 @@ class ServerState {
   void set_plan_header(Json header);
   Json plan_header() const;
   RequestJournal& journal() { return journal_; }
+  ServerMetrics& metrics() { return metrics_; }
+  // Proxy mode with --record: where exchanges are recorded; nullptr without.
+  Recorder* recorder() { return recorder_.get(); }
+  // GET /metrics: the exposition, with the connection gauges of now.
+  std::string metrics_text() const;
   bool wait_finished(std::int64_t task, std::size_t count, std::chrono::milliseconds limit) const;
 
   // --- holds and gates --------------------------------------------------------
@@ -208,6 +221,8 @@ class ServerState {
   std::optional<Provider> provider_;      // provider mode; its own mutex
 
   RequestJournal journal_;  // its own mutex, never taken with mu_ held
+  ServerMetrics metrics_;   // its own mutex, a leaf like the journal's
+  std::unique_ptr<Recorder> recorder_;  // its own mutex, a leaf too
 };
 
 }  // namespace relsim::mock

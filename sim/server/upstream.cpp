@@ -18,8 +18,10 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/parse.hpp"
+#include "server/recorder.hpp"
 #include "server/routes.hpp"
 #include "server/stream_fault.hpp"
+#include "server/upstream_framing.hpp"
 #include "server/whole_fault.hpp"
 
 namespace relsim {
@@ -62,91 +64,25 @@ namespace {
 
 namespace beast = boost::beast;
 
-std::string_view sv(boost::beast::string_view s) { return {s.data(), s.size()}; }
-
-bool hop_by_hop(beast::string_view name) {
-  // expect: the proxy has answered 100-continue itself and has the whole body.
-  for (const char* h : {"connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization",
-                        "te", "trailer", "transfer-encoding", "upgrade", "content-length", "host", "expect"})
-    if (beast::iequals(name, h)) return true;
-  return false;
-}
-
-// The API's own target of a request: its path without the /t/{task} prefix,
-// empty segments dropped, and its query ("/t/3/v1/messages?beta=x" ->
-// "/v1/messages?beta=x").
-std::string api_target(const Request& req) {
-  const std::string_view target(req.target().data(), req.target().size());
-  const std::size_t q = target.find('?');
-  const std::vector<std::string_view> parts = split_path(target.substr(0, q));
-  std::size_t from = parts.size() >= 2 && parts[0] == "t" ? 2 : 0;
-  std::string out;
-  for (; from < parts.size(); ++from) out.append("/").append(parts[from]);
-  if (q != std::string_view::npos) out.append(target.substr(q));
-  return out;
-}
-
-std::string base_path_of(const Upstream& up, std::int64_t task) {
-  std::string base = up.base_path;
-  if (const std::size_t at = base.find(kTaskInPath); at != std::string::npos)
-    base.replace(at, kTaskInPath.size(), std::to_string(task));
-  return base;
-}
-
-// The request as the upstream gets it, framed here (one string, one
-// write): its own path (base_path + the API's target), the client's headers
-// but the hop-by-hop ones, the task header and accept-encoding, the
-// upstream's host and the body's length; HTTP/1.1's keep-alive, so the
-// connection can serve the client connection's next request. The answer is
-// asked for uncompressed (accept-encoding: identity): the proxy breaks it
-// event by event, or whole, and cannot in gzip's or brotli's bytes.
-std::string upstream_request(const Request& req, const Upstream& up, const std::string& task_header,
-                             std::int64_t task) {
-  std::string out;
-  out.reserve(512 + req.body().size());
-  fmt::format_to(std::back_inserter(out), "{} {}{} HTTP/1.1\r\n", sv(req.method_string()), base_path_of(up, task),
-                 api_target(req));
-  for (const auto& field : req) {
-    const beast::string_view name = field.name_string();
-    if (hop_by_hop(name) || beast::iequals(name, "accept-encoding") ||
-        (!task_header.empty() && beast::iequals(name, task_header)))
-      continue;
-    fmt::format_to(std::back_inserter(out), "{}: {}\r\n", sv(name), sv(field.value()));
-  }
-  out += "accept-encoding: identity\r\n";
-  const bool default_port = up.port == (up.tls ? 443 : 80);
-  if (default_port) fmt::format_to(std::back_inserter(out), "host: {}\r\n", up.host);
-  else fmt::format_to(std::back_inserter(out), "host: {}:{}\r\n", up.host, up.port);
-  // A length as Beast's prepare_payload gives it: for a body, and for the methods that mean one.
-  const http::verb m = req.method();
-  if (!req.body().empty() || m == http::verb::post || m == http::verb::put || m == http::verb::options)
-    fmt::format_to(std::back_inserter(out), "content-length: {}\r\n", req.body().size());
-  out += "\r\n";
-  out += req.body();
-  return out;
-}
-
-// The head the client gets: the upstream's status and headers, re-framed
-// chunked, or with `length` as its content-length when given; an answer
-// that has no body (to HEAD, a 204 or a 304) keeps its content-length and
-// gets no framing.
-std::string client_head(const http::response_header<>& res, bool keep, bool bodiless,
-                        std::optional<std::size_t> length = std::nullopt) {
-  std::string out;
-  out.reserve(512);
-  fmt::format_to(std::back_inserter(out), "HTTP/1.1 {} {}\r\n", res.result_int(), sv(res.reason()));
-  for (const auto& field : res) {
-    const beast::string_view name = field.name_string();
-    if (!hop_by_hop(name) || (bodiless && beast::iequals(name, "content-length")))
-      fmt::format_to(std::back_inserter(out), "{}: {}\r\n", sv(name), sv(field.value()));
-  }
-  if (length) fmt::format_to(std::back_inserter(out), "content-length: {}\r\n", *length);
-  else if (!bodiless) out += "transfer-encoding: chunked\r\n";
-  out += keep ? "connection: keep-alive\r\n\r\n" : "connection: close\r\n\r\n";
-  return out;
-}
-
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// The hop's recording (relsim proxy --record), fed the answer's body bytes
+// as they are read; with none, nothing.
+struct HopRecording {
+  RecordedExchange* rec = nullptr;
+  Clock::time_point t0;
+  // `bytes` arrived now; `done`: the answer has been read to its end.
+  void read(std::string_view bytes, bool done) const {
+    if (!rec) return;
+    if (!bytes.empty()) rec->add_body(bytes, ms_since(t0));
+    if (done) rec->finish(true, ms_since(t0));
+  }
+};
+
+// The hop's line says how the upstream broke off.
+void broke_off(Json& upstream, const ServerConfig& config, std::size_t bytes, const error_code& why) {
+  upstream["error"] = fmt::format("upstream {} broke off after {} bytes: {}", config.upstream->url, bytes, why.message());
+}
 
 }  // namespace
 
@@ -203,7 +139,8 @@ constexpr std::size_t kMaxWholeAnswer = 64u << 20;
 template <class Stream>
 net::awaitable<Outcome> whole_back(Connection& conn, Stream& stream, UpstreamLink& link,
                                    http::response_parser<http::buffer_body>& parser, std::int64_t task,
-                                   const Popped& p, bool keep, Json& upstream, bool& reusable) {
+                                   const Popped& p, bool keep, Json& upstream, bool& reusable,
+                                   const HopRecording& recording) {
   const ServerConfig& config = conn.state().config();
   const auto& res = parser.get();
   const int status = static_cast<int>(res.result_int());
@@ -214,14 +151,14 @@ net::awaitable<Outcome> whole_back(Connection& conn, Stream& stream, UpstreamLin
   while (!parser.is_done() && !ec) {
     const auto [used, n] = parse_buffered(parser, link.buffer, link.piece, ec);
     body.append(link.piece.data(), n);
+    recording.read(std::string_view(link.piece.data(), n), parser.is_done());
     upstream["bytes"] = body.size();
     if (body.size() > kMaxWholeAnswer) ec = http::error::body_limit;
     if (!ec && !parser.is_done() && used == 0 && n == 0)
       co_await read_more(stream, link.buffer, parser, config.upstream_timeout, ec);
   }
   if (ec) {
-    upstream["error"] = fmt::format("upstream {} broke off after {} bytes: {}", config.upstream->url, body.size(),
-                                    ec.message());
+    broke_off(upstream, config, body.size(), ec);
     std::string out = client_head(res, keep, false);
     if (!body.empty()) out += wire::chunk(body);
     co_await conn.write(out);
@@ -257,7 +194,7 @@ template <class Stream>
 net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, UpstreamLink& link,
                                     http::response_parser<http::buffer_body>& parser, bool bodiless,
                                     std::int64_t task, const Popped& p, bool keep, Json& upstream,
-                                    bool& reusable) {
+                                    bool& reusable, const HopRecording& recording) {
   const ServerConfig& config = conn.state().config();
   beast::flat_buffer& buffer = link.buffer;
   Piece& piece = link.piece;
@@ -268,7 +205,9 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, UpstreamLi
   const bool in_stream = p.entry.reply == Reply::fault && wire::streams(p.entry);
   StreamFault fault(events && in_stream ? std::optional<FaultKind>(p.entry.fault) : std::nullopt, p.dialect);
   const Outcome gone{status, "client_gone", false};
+  const StreamInFlight flight(conn.state().metrics(), p.dialect, events);
   if (bodiless) {  // its head is all of it
+    recording.read({}, true);
     reusable = parser.is_done() && parser.keep_alive() && buffer.size() == 0;
     if (!co_await conn.write(client_head(res, keep, true))) co_return gone;
     co_return Outcome{status, "complete", keep};
@@ -282,10 +221,6 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, UpstreamLi
   parser.eager(true);  // each put parses all it can: chunk headers and bodies alike
   std::size_t bytes = 0;
   error_code ec;
-  const auto broke_off = [&](const error_code& why) {
-    upstream["error"] = fmt::format("upstream {} broke off after {} bytes: {}", config.upstream->url, bytes,
-                                    why.message());
-  };
   while (!fault.done()) {
     std::vector<StreamFault::Step> steps;
     if (parser.is_done()) {
@@ -294,8 +229,9 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, UpstreamLi
       const auto [used, n] = parse_buffered(parser, buffer, piece, ec);
       bytes += n;
       upstream["bytes"] = bytes;
+      recording.read(std::string_view(piece.data(), n), parser.is_done());
       if (ec) {  // bytes that are not HTTP: as if the upstream broke off, after what came before them
-        broke_off(ec);
+        broke_off(upstream, config, bytes, ec);
         for (const StreamFault::Step& st : fault.feed(std::string_view(piece.data(), n))) pending += wire::chunk(st.bytes);
         if (!pending.empty()) co_await conn.write(std::exchange(pending, {}));
         conn.close_socket();
@@ -306,7 +242,7 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, UpstreamLi
         if (!pending.empty() && !co_await conn.write(std::exchange(pending, {}))) co_return gone;
         co_await read_more(stream, buffer, parser, config.upstream_timeout, ec);
         if (ec) {
-          broke_off(ec);
+          broke_off(upstream, config, bytes, ec);
           conn.close_socket();
           co_return Outcome{status, "closed", false};
         }
@@ -315,6 +251,7 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, UpstreamLi
       steps = fault.feed(std::string_view(piece.data(), n));
     }
     for (const StreamFault::Step& s : steps) {
+      if (events && !s.bytes.empty()) conn.mark_first_event();  // it goes out before the proxy waits again
       if (!s.bytes.empty()) pending += wire::chunk(s.bytes);
       if (s.then == StreamFault::Then::go_on || s.then == StreamFault::Then::end) continue;
       if (!co_await conn.write(std::exchange(pending, {}))) co_return gone;
@@ -354,7 +291,8 @@ bool closed_while_idle(const error_code& ec) {
 template <class Stream>
 net::awaitable<Hop> exchange(Connection& conn, Stream& stream, UpstreamLink& link, error_code ec,
                              bool reused, const Request& req, std::int64_t task, const Popped& p, bool keep,
-                             Json& upstream, Clock::time_point t0) {
+                             Json& upstream, Clock::time_point t0, RecordedExchange* rec) {
+  const HopRecording recording{rec, t0};
   const ServerConfig& config = conn.state().config();
   const std::string out = upstream_request(req, *config.upstream, config.task_header, task);
   if (!ec) {
@@ -380,6 +318,7 @@ net::awaitable<Hop> exchange(Connection& conn, Stream& stream, UpstreamLink& lin
     const std::string why =
         fmt::format("upstream {} failed before its headers: {}", config.upstream->url, ec.message());
     upstream = Json{{"status", nullptr}, {"headers_ms", ms_since(t0)}, {"bytes", 0}, {"reused", reused}, {"error", why}};
+    if (rec) rec->error = why;
     const bool ok = co_await conn.send_error(502, "api_error", why, keep);
     co_return Hop{{502, ok ? "complete" : "client_gone", ok && keep}};
   }
@@ -388,16 +327,24 @@ net::awaitable<Hop> exchange(Connection& conn, Stream& stream, UpstreamLink& lin
                   {"headers_ms", ms_since(t0)},
                   {"bytes", 0},
                   {"reused", reused}};
+  if (rec) {
+    rec->status = status;
+    rec->headers_ms = ms_since(t0);
+    for (const auto& field : parser->get())
+      rec->response_headers.emplace_back(wire::lower_case(std::string(sv(field.name_string()))),
+                                         std::string(sv(field.value())));
+    rec->set_event_stream(parser->get()[http::field::content_type].starts_with("text/event-stream"));
+  }
   Hop hop;
   const bool bodiless = head || status == 204 || status == 304;
   // A 200 JSON answer (not a stream) to break is read whole first.
   const bool whole = !bodiless && status == 200 && p.entry.reply == Reply::fault && wire::streams(p.entry) &&
                      parser->get()[http::field::content_type].starts_with("application/json");
   if (whole)
-    hop.outcome = co_await whole_back(conn, stream, link, *parser, task, p, keep, upstream, hop.reusable);
+    hop.outcome = co_await whole_back(conn, stream, link, *parser, task, p, keep, upstream, hop.reusable, recording);
   else
     hop.outcome =
-        co_await stream_back(conn, stream, link, *parser, bodiless, task, p, keep, upstream, hop.reusable);
+        co_await stream_back(conn, stream, link, *parser, bodiless, task, p, keep, upstream, hop.reusable, recording);
   co_return hop;
 }
 
@@ -478,12 +425,22 @@ net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64
       link.reset(new UpstreamLink);
       ec = co_await connect(conn, *link);
     }
+    // A messages exchange is recorded (relsim proxy --record); an endpoint passed through is not.
+    std::optional<RecordedExchange> rec;
+    if (Recorder* recorder = conn.state().recorder(); recorder && p.index >= 0)
+      rec = recording_of(req, task, p, *recorder);
+    RecordedExchange* r = rec ? &*rec : nullptr;
     const Hop hop = link->tls ? co_await exchange(conn, *link->tls, *link, ec, reused, req, task, p, keep,
-                                                  upstream, t0)
+                                                  upstream, t0, r)
                               : co_await exchange(conn, *link->plain, *link, ec, reused, req, task, p, keep,
-                                                  upstream, t0);
+                                                  upstream, t0, r);
     if (!hop.reusable) link.reset();
-    if (!hop.stale) co_return hop.outcome;
+    if (hop.stale) continue;
+    if (rec) {
+      rec->finish(false, ms_since(t0));  // when the answer was not read to its end (a cut, a client gone)
+      conn.state().recorder()->write(*rec);
+    }
+    co_return hop.outcome;
   }
 }
 

@@ -178,6 +178,10 @@ struct ServerConfig {
   std::string task_header;                         // lower-case; "": none
   std::string upstream_ca;  // https: a PEM file of the CAs to trust; "": the system's store
   std::chrono::milliseconds upstream_timeout{60000};  // connect and headers; then between two reads
+  // Proxy mode: record every messages exchange with the upstream into a new
+  // file in this directory (relsim proxy --record, docs/replay.md); "": none.
+  std::string record_dir;
+  std::vector<std::string> record_redact;  // header names left out of the recordings, besides the credentials
 };
 // Throws InputError naming the value and its valid range.
 void validate(const ServerConfig& config);

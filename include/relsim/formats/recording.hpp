@@ -1,0 +1,57 @@
+#pragma once
+// The recording format, version 1 (docs/replay.md): one exchange of
+// relsim proxy --record per JSON line. The request as the client sent it
+// (less the headers the recorder leaves out) and the upstream's answer as
+// it came: status, headers, and for an event stream each event with the
+// time its last byte arrived, in ms since the hop began.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "relsim/core/dialect.hpp"
+
+namespace relsim {
+
+inline constexpr int kRecordingVersion = 1;
+
+// One exchange, filled as the hop goes.
+class RecordedExchange {
+ public:
+  Dialect dialect = Dialect::anthropic;
+  std::int64_t task = 0, index = 0;
+  std::string entry;  // the script entry the request took (ok, or the fault that broke the answer)
+  std::string method, path;  // the API's own path and query (/v1/messages)
+  std::vector<std::pair<std::string, std::string>> request_headers;  // lower-case names, credentials left out
+  std::string request_body;
+  std::optional<int> status;  // none: the upstream failed before its headers
+  std::vector<std::pair<std::string, std::string>> response_headers;
+  double headers_ms = 0.0;
+  std::string error;  // how the hop failed, when it did
+
+  // Body bytes that arrived `ms` after the hop began. An event stream's
+  // bytes are cut into events at their blank lines.
+  void add_body(std::string_view bytes, double ms);
+  // The hop is over: `complete` when the upstream's answer was read to its
+  // end. The first call counts.
+  void finish(bool complete, double ms);
+  bool events() const { return events_mode_; }
+  void set_event_stream(bool yes) { events_mode_ = yes; }
+
+  // The line (without its newline).
+  std::string line() const;
+
+ private:
+  bool events_mode_ = false;
+  std::vector<std::pair<double, std::string>> events_;  // arrival ms, the event's bytes with its blank line
+  std::string pending_;                                // an event not yet ended
+  double pending_ms_ = 0.0;
+  std::string body_;  // an answer that is not an event stream
+  bool complete_ = false;
+  bool finished_ = false;  // finish() was called: later calls change nothing
+  double end_ms_ = 0.0;
+};
+
+}  // namespace relsim
