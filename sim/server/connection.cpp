@@ -2,6 +2,10 @@
 // pacing replies, refusing bad requests, and holding replies (connection.hpp).
 #include "server/connection.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +67,11 @@ void Connection::close_socket() {
   socket_.close(ig);
 }
 
+void Connection::quick_ack() {
+  const int one = 1;
+  ::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);  // sends a pending ACK at once
+}
+
 void Connection::reset_socket() {
   error_code ig;
   socket_.set_option(net::socket_base::linger(true, 0), ig);
@@ -106,6 +115,11 @@ net::awaitable<std::optional<Request>> Connection::read_request(bool first) {
   parser.body_limit(kBodyLimit);
   co_await http::async_read_header(socket_, buffer_, parser, redirect(ec));
   if (!ec && !parser.is_done()) {
+    // The body is still to come: acknowledge the head now. A client that
+    // writes its head and body apart without TCP_NODELAY (httpx, h11) holds
+    // the body back until the head is acknowledged, and Linux would delay
+    // that acknowledgement by some 40 ms: every such request took 40 ms more.
+    quick_ack();
     const auto expect = parser.get()[http::field::expect];
     if (boost::beast::iequals(expect, "100-continue")) {
       if (!co_await write("HTTP/1.1 100 Continue\r\n\r\n")) co_return std::nullopt;

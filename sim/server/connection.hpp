@@ -89,6 +89,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   net::awaitable<HoldEnd> hold(std::int64_t task, std::uint64_t epoch, std::string gate);
   void close_socket();
   void reset_socket();  // an RST: SO_LINGER 0, then close
+  void quick_ack();     // TCP_QUICKACK: a pending acknowledgement goes out now, not after the delayed-ACK timer
   // Proxy mode: this client connection's upstream connection, kept while
   // both sides keep alive; null when there is none.
   UpstreamLinkPtr& upstream_link() { return upstream_; }

@@ -37,11 +37,25 @@ class RecordedExchange {
   // The hop is over: `complete` when the upstream's answer was read to its
   // end. The first call counts.
   void finish(bool complete, double ms);
-  bool events() const { return events_mode_; }
+  bool event_stream() const { return events_mode_; }
   void set_event_stream(bool yes) { events_mode_ = yes; }
 
   // The line (without its newline).
   std::string line() const;
+
+  // What a reader (serve --replay) takes: the events (arrival ms, bytes with
+  // the blank line) of an event stream, the body of any other answer,
+  // whether it was read to its end, and when it ended.
+  const std::vector<std::pair<double, std::string>>& events() const { return events_; }
+  const std::string& body() const { return body_; }
+  bool complete() const { return complete_; }
+  double end_ms() const { return end_ms_; }
+  bool lossy = false;  // read from a line marked lossy: bytes that were not UTF-8 were replaced
+
+  // One line of a recording file. Throws InputError "WHERE: reason" (WHERE
+  // names the file and line) for a line that is not JSON (a truncated last
+  // line), of another version, or without a field the format requires.
+  static RecordedExchange from_line(std::string_view text, std::string_view where);
 
  private:
   bool events_mode_ = false;
@@ -53,5 +67,12 @@ class RecordedExchange {
   bool finished_ = false;  // finish() was called: later calls change nothing
   double end_ms_ = 0.0;
 };
+
+// Every exchange of a recording file's text, in order; `name` (the file's)
+// and the line number go into an error.
+std::vector<RecordedExchange> parse_recordings(std::string_view text, std::string_view name);
+// Every relsim-*.jsonl or other *.jsonl file of `dir`, in name order. Throws
+// InputError for a directory that cannot be read or holds no recording.
+std::vector<RecordedExchange> read_recordings(const std::string& dir);
 
 }  // namespace relsim
