@@ -88,13 +88,18 @@ def _run(command, options, output, positional=()):
     _check_keywords(command, options)
     args = [command, *(str(p) for p in positional), *_arguments(options), *output]
     code, out, message = _relsim.run(args, progress)
+    _raise_for(code, message, command)
+    return code, out, message
+
+
+def _raise_for(code, message, command):
+    """Exit codes but 0 and 1 as exceptions: 2 bad input, 130 interrupted, the rest an internal error."""
     if code == 2:
         raise InputError(message)
     if code == 130:
         raise KeyboardInterrupt
     if code not in (0, 1):
         raise RuntimeError(f"relsim {command}: {message}")
-    return code, out, message
 
 
 def run(*args, progress=None):
@@ -102,14 +107,9 @@ def run(*args, progress=None):
     returns what `relsim exact --p 0.3 --json` prints. Raises as the command functions do."""
     args = [str(a) for a in args]
     code, out, message = _relsim.run(args, _progress_function(progress))
-    if code == 2:
-        raise InputError(message)
-    if code == 130:
-        raise KeyboardInterrupt
+    _raise_for(code, message, " ".join(args[:1]))
     if code == 1:
         raise CheckFailed(f"relsim {' '.join(args[:1])}: {message or 'a check failed'}", out)
-    if code != 0:
-        raise RuntimeError(f"relsim {' '.join(args[:1])}: {message}")
     return out
 
 

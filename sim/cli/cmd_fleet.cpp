@@ -125,7 +125,7 @@ int run_fleet_command(const FleetArgs& a) {
   // In-process (the workbench, `import relsim`) the hook hears each replicate
   // on the command's thread and may stop the run; else a line on a terminal.
   const ui::CommandHooks* h = hooks();
-  const bool show = !(h && h->progress) && terminal_progress();
+  const bool show = terminal_progress();  // never beside a hook
   if (h && h->progress)
     config.progress = [&](std::int64_t done) { h->progress(std::min<std::int64_t>(done, a.replicates), a.replicates); };
   else if (show && a.replicates > 1)

@@ -100,15 +100,8 @@ int run_sweep_command(const SweepArgs& a) {
   // prints and writes.
   config.share = ranks();
 
-  // Points done: to the workbench's hook (called on this thread, so it may
-  // throw Cancelled), or as a line on a terminal.
-  const ui::CommandHooks* h = hooks();
-  const bool show_progress = terminal_progress();
-  const auto progress = [&](std::int64_t done, std::int64_t total) {
-    if (h && h->progress) h->progress(done, total);
-    else if (show_progress) std::cerr << fmt::format("\rsweep: {}/{} points", done, total) << (done == total ? "\n" : "");
-  };
-  const SweepOutcome result = run_sweep(grid, config, progress);
+  // Points done, on this thread.
+  const SweepOutcome result = run_sweep(grid, config, command_progress("sweep", "points"));
   if (!config.share.root()) return 0;
   if (result.skipped > 0)
     std::cerr << fmt::format("sweep: skipped {} invalid grid point(s), the first because {}\n", result.skipped,

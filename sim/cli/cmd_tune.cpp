@@ -120,14 +120,8 @@ int run_tune_command(const TuneArgs& a) {
   config.seed = a.seed;
   TuneSpace space = space_of(a);
 
-  // In-process the hook hears each block of schedules (a widened search
-  // starts its count again) and may stop the search; else a terminal line.
-  const ui::CommandHooks* h = hooks();
-  const bool show_progress = terminal_progress();
-  const auto progress = [&](std::int64_t done, std::int64_t total) {
-    if (h && h->progress) h->progress(done, total);
-    else if (show_progress) std::cerr << fmt::format("\rtune: {}/{} schedules", done, total) << (done == total ? "\n" : "");
-  };
+  // Each block of schedules, on this thread (a widened search starts its count again).
+  const auto progress = command_progress("tune", "schedules");
   const TuneResult result = a.no_widen ? run_tune(space, config, progress) : run_tune_widening(space, config, progress);
   if (a.json) {
     Json j = tune_json(result, space, config, a.time.chain_json(config.time));

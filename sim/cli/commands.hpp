@@ -66,6 +66,11 @@ parallel::Share ranks();
 // line, on rank 0, with stderr a terminal (in-process it would write into the
 // terminal of whoever started `relsim ui`).
 bool terminal_progress();
+// Progress as (done, total) for a command that reports it on its own thread:
+// to run_command's hook, which may throw Cancelled to stop the command (the
+// workbench, `import relsim`), else as the line "NAME: done/total UNIT" on a
+// terminal (terminal_progress), ended at done == total; else nowhere.
+std::function<void(std::int64_t, std::int64_t)> command_progress(std::string name, std::string unit);
 
 Runner add_exact(CLI::App& app);
 Runner add_check(CLI::App& app);

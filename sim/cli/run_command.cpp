@@ -120,6 +120,14 @@ parallel::Share ranks() { return current.hooks ? parallel::Share{} : parallel::w
 
 bool terminal_progress() { return !current.hooks && ranks().root() && ::isatty(STDERR_FILENO) != 0; }
 
+std::function<void(std::int64_t, std::int64_t)> command_progress(std::string name, std::string unit) {
+  if (const ui::CommandHooks* h = hooks(); h && h->progress) return h->progress;
+  if (!terminal_progress()) return {};
+  return [name = std::move(name), unit = std::move(unit)](std::int64_t done, std::int64_t total) {
+    std::cerr << fmt::format("\r{}: {}/{} {}", name, done, total, unit) << (done == total ? "\n" : "");
+  };
+}
+
 }  // namespace cli
 
 ui::CommandResult run_command(const std::vector<std::string>& args, const ui::CommandHooks& hooks) {

@@ -47,4 +47,12 @@ std::string head(int status, std::string_view reason_phrase, const Headers& head
   return out + "\r\n";
 }
 
+std::size_t sse_event_end(std::string_view text, std::size_t from) {
+  const std::size_t lf = text.find("\n\n", from);
+  const std::size_t crlf = text.find("\r\n\r\n", from);
+  if (lf == std::string_view::npos && crlf == std::string_view::npos) return std::string_view::npos;
+  if (crlf == std::string_view::npos || (lf != std::string_view::npos && lf < crlf)) return lf + 2;
+  return crlf + 4;
+}
+
 }  // namespace relsim::http_text

@@ -4,30 +4,17 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
+#include "relsim/core/files.hpp"
 #include "relsim/core/http_text.hpp"
 #include "relsim/core/json.hpp"
 
 namespace relsim {
 namespace {
-
-// The end of the first event in `text` from `from`: just past its blank
-// line (\n\n, \r\n\r\n or \r\r), or npos.
-std::size_t event_end(std::string_view text, std::size_t from) {
-  std::size_t best = std::string_view::npos;
-  for (const std::string_view sep : {std::string_view("\n\n"), std::string_view("\r\n\r\n"), std::string_view("\r\r")}) {
-    const std::size_t at = text.find(sep, from);
-    if (at != std::string_view::npos && (best == std::string_view::npos || at + sep.size() < best))
-      best = at + sep.size();
-  }
-  return best;
-}
 
 Json headers_json(const std::vector<std::pair<std::string, std::string>>& headers) {
   Json out = Json::array();
@@ -57,8 +44,8 @@ void RecordedExchange::add_body(std::string_view bytes, double ms) {
   pending_.append(bytes);
   pending_ms_ = ms;
   std::size_t from = 0;
-  for (std::size_t end = event_end(pending_, scan_from); end != std::string::npos;
-       end = event_end(pending_, from)) {
+  for (std::size_t end = http_text::sse_event_end(pending_, scan_from); end != std::string::npos;
+       end = http_text::sse_event_end(pending_, from)) {
     events_.emplace_back(ms, pending_.substr(from, end - from));
     from = end;
   }
@@ -234,12 +221,9 @@ std::vector<RecordedExchange> read_recordings(const std::string& dir) {
                                                   "proxy --record", dir));
   std::sort(files.begin(), files.end());
   std::vector<RecordedExchange> out;
-  for (const fs::path& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    for (RecordedExchange& x : parse_recordings(text.str(), file.string())) out.push_back(std::move(x));
-  }
+  for (const fs::path& file : files)
+    for (RecordedExchange& x : parse_recordings(read_file(file.string(), "recording"), file.string()))
+      out.push_back(std::move(x));
   return out;
 }
 

@@ -46,7 +46,7 @@ void ServerMetrics::received(Dialect dialect) {
 
 void ServerMetrics::request(const MetricsRequest& r) {
   std::lock_guard lock(mu_);
-  ++requests_[{std::string(dialect_name(r.dialect)), r.status, r.fault}];
+  ++requests_[{r.dialect, r.status, r.fault}];
   request_body_bytes_[at(r.dialect)] += r.body_bytes;
   request_seconds_[at(r.dialect)].observe(r.seconds);
   if (r.first_event_seconds) first_event_seconds_[at(r.dialect)].observe(*r.first_event_seconds);
@@ -76,8 +76,8 @@ std::string ServerMetrics::text(std::size_t connections_open, std::size_t connec
          "entry named (ok: none; none: no entry taken).");
   for (const auto& [key, n] : requests_) {
     const auto& [dialect, status, fault] = key;
-    out += fmt::format("relsim_requests_total{{dialect=\"{}\",fault=\"{}\",status=\"{}\"}} {}\n", dialect, fault,
-                       status, n);
+    out += fmt::format("relsim_requests_total{{dialect=\"{}\",fault=\"{}\",status=\"{}\"}} {}\n",
+                       dialect_name(dialect), fault, status, n);
   }
   family(out, "relsim_streams_in_flight", "gauge", "200 event streams being written to clients now, by dialect.");
   for (const Dialect d : kDialects)

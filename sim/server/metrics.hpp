@@ -64,7 +64,7 @@ class ServerMetrics {
  private:
   mutable std::mutex mu_;
   std::array<std::uint64_t, 2> received_{};  // by dialect
-  std::map<std::tuple<std::string, int, std::string>, std::uint64_t> requests_;  // (dialect, status, fault)
+  std::map<std::tuple<Dialect, int, std::string>, std::uint64_t> requests_;  // (dialect, status, fault)
   std::array<std::int64_t, 2> streams_{};
   std::array<std::uint64_t, 2> request_body_bytes_{};
   std::array<SecondsHistogram, 2> request_seconds_, first_event_seconds_;

@@ -11,15 +11,6 @@
 namespace relsim::mock {
 namespace {
 
-// The end of the first complete event in `text` (past its blank line), or npos.
-std::size_t event_end(std::string_view text) {
-  const std::size_t lf = text.find("\n\n");
-  const std::size_t crlf = text.find("\r\n\r\n");
-  if (lf == std::string_view::npos && crlf == std::string_view::npos) return std::string_view::npos;
-  if (crlf == std::string_view::npos || (lf != std::string_view::npos && lf < crlf)) return lf + 2;
-  return crlf + 4;
-}
-
 // The mock's own malformed event (docs/wire.md): its JSON breaks off.
 const std::string& malformed_event() {
   static const std::string e =
@@ -89,7 +80,8 @@ std::vector<StreamFault::Step> StreamFault::feed(std::string_view bytes) {
     return out;
   }
   pending_.append(bytes);
-  for (std::size_t end = event_end(pending_); end != std::string::npos && !done_; end = event_end(pending_)) {
+  for (std::size_t end = http_text::sse_event_end(pending_); end != std::string::npos && !done_;
+       end = http_text::sse_event_end(pending_)) {
     std::string event = pending_.substr(0, end);
     pending_.erase(0, end);
     for (Step& s : on_event(std::move(event))) out.push_back(std::move(s));

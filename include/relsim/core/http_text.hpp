@@ -23,6 +23,9 @@ std::string lower_case(std::string text);
 std::string chunk(std::string_view data);
 // Appends chunk(data) to `out`.
 void append_chunk(std::string& out, std::string_view data);
+// The end of the first complete server-sent event in `text` at or after
+// `from`: just past its blank line (\n\n or \r\n\r\n), or npos.
+std::size_t sse_event_end(std::string_view text, std::size_t from = 0);
 std::string_view reason(int status);
 // Status line and headers up to the blank line.
 std::string head(int status, const Headers& headers);
