@@ -17,7 +17,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/core/request_chain.hpp"
 #include "relsim/formats/plan.hpp"
-#include "relsim/server/outage.hpp"
+#include "relsim/core/outage.hpp"
 #include "relsim/server/server.hpp"
 #include "cli/commands.hpp"
 #include "relsim/options/option_rules.hpp"

@@ -4,12 +4,14 @@
 #include <cstdint>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
-#include "relsim/server/outage.hpp"
+#include "relsim/core/outage.hpp"
 #include "relsim/formats/plan.hpp"
 #include "relsim/server/server.hpp"
 #include "cli/commands.hpp"
@@ -36,6 +38,11 @@ struct ServeArgs {
   std::int64_t capacity = 0;
   std::size_t max_connections = ServerConfig{}.max_connections;
   double read_timeout = 5.0;
+  // Replay mode.
+  std::string replay;
+  double pace = 1.0;
+  std::vector<std::string> match;
+  std::string upstream;
   CLI::App* cmd = nullptr;
   bool given(const char* name) const { return cmd->get_option(name)->count() > 0; }
 };
@@ -82,6 +89,13 @@ int run_serve(const ServeArgs& a) {
   config.provider = provider_config(a);
   config.max_connections = a.max_connections;
   config.read_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(a.read_timeout * 1000.0)));
+  config.replay_dir = a.replay;
+  config.replay_pace = a.pace;
+  config.replay_match = a.match;
+  if (a.given("--upstream")) {  // record-on-miss: into the replay's own directory
+    config.upstream = parse_upstream(a.upstream);
+    config.record_dir = a.replay;
+  }
   validate(config);
   Plan plan;
   if (!a.plan.empty()) plan = read_plan(a.plan);
@@ -94,7 +108,13 @@ int run_serve(const ServeArgs& a) {
     std::optional<Server> server;
     if (a.plan.empty()) server.emplace(config);
     else server.emplace(config, plan);
-    out() << fmt::format("relsim serve: listening on http://127.0.0.1:{}", server->port()) << std::endl;
+    // One line, the listening address last: scripts take the port after the last colon.
+    const std::string replaying =
+        a.replay.empty() ? ""
+                         : fmt::format("replaying {} at pace {:g}{}; ", a.replay, a.pace,
+                                       config.upstream ? fmt::format(", recording misses from {}", config.upstream->url)
+                                                       : "");
+    out() << fmt::format("relsim serve: {}listening on http://127.0.0.1:{}", replaying, server->port()) << std::endl;
     signals.wait();
     server->stop();  // the requests still open are logged "stopped", the log file closed
   }
@@ -103,7 +123,8 @@ int run_serve(const ServeArgs& a) {
 
 // The options the rules below name.
 struct ServeOptionsGiven {
-  CLI::Option *plan, *outage, *outage_seed, *kinds, *time_scale, *quota, *capacity, *read_timeout;
+  CLI::Option *plan, *outage, *outage_seed, *kinds, *time_scale, *quota, *capacity, *read_timeout, *replay, *pace,
+      *match, *upstream;
 };
 
 // Which options go together and their ranges, declared on them
@@ -127,6 +148,15 @@ void declare_serve_rules(const ServeOptionsGiven& o) {
                                    "(leave --capacity out for none)",
                                    capacity));
   });
+  needs_option(o.pace, o.replay, "--pace applies to a replay: give --replay DIR too");
+  needs_option(o.match, o.replay, "--match applies to a replay: give --replay DIR too");
+  needs_option(o.upstream, o.replay,
+               "--upstream applies to a replay (record-on-miss); to forward every request, use relsim proxy");
+  check_value<double>(o.pace, [](double pace) {
+    if (!(pace >= 0.0 && pace <= 1000.0))
+      throw InputError(fmt::format("pace = {:g} is out of range: it must be in [0, 1000] (1: as recorded, 0: at once)",
+                                   pace));
+  });
   check_value<double>(o.read_timeout, [](double seconds) {
     if (!(seconds >= 0.001 && seconds <= 3600.0))
       throw InputError(
@@ -146,6 +176,7 @@ Runner add_serve(CLI::App& app) {
       "  GET /control/tasks lists the tasks, POST /control/tasks/{task}/outcome takes a harness's report;\n"
       "  with --outage every task is answered by an on/off outage schedule in scaled real time (GET /control/outage);\n"
       "  with --quota or --capacity a provider in front limits each tenant's requests and all replies at once;\n"
+      "  with --replay it answers with recorded exchanges (relsim proxy --record), at their pace, faults on top;\n"
       "  GET /metrics gives its counters in Prometheus' text format (docs/proxy.md, Metrics)");
   args->cmd = cmd;
   cmd->add_option("--port", args->port, "port on 127.0.0.1, in [0, 65535]; 0 picks a free one")->required();
@@ -182,7 +213,21 @@ Runner add_serve(CLI::App& app) {
                   "seconds a connection has to send a whole request, from its accept (the first) or its first byte, "
                   "in [0.001, 3600]")
       ->capture_default_str();
-  declare_serve_rules({plan, outage, outage_seed, kinds, time_scale, quota, capacity, read_timeout});
+  auto* replay = cmd->add_option("--replay", args->replay,
+                  "replay mode: answer each request with the exchange recorded in this directory (relsim proxy "
+                  "--record) that it matches, the plan's faults on top; no match: 404 naming the nearest (docs/replay.md)");
+  auto* pace = cmd->add_option("--pace", args->pace,
+                  "replay mode: the recorded timing times this, in [0, 1000]; 1: as recorded, 0: at once")
+      ->capture_default_str();
+  auto* match = cmd->add_option("--match", args->match,
+                  "replay mode: the request-body fields compared, e.g. model,messages; default every field but "
+                  "metadata, stream_options and user")
+      ->delimiter(',');
+  auto* upstream = cmd->add_option("--upstream", args->upstream,
+                  "replay mode: forward a request no recording matches to this API (http[s]://HOST[:PORT][/PATH]) and "
+                  "record it into the --replay directory (record-on-miss)");
+  declare_serve_rules({plan, outage, outage_seed, kinds, time_scale, quota, capacity, read_timeout, replay, pace, match,
+                       upstream});
   return [args] { return run_serve(*args); };
 }
 

@@ -151,6 +151,7 @@ RecordedExchange RecordedExchange::from_line(std::string_view text, std::string_
     throw InputError(fmt::format("{}: recording version {}: this relsim reads version {}", where, version,
                                  kRecordingVersion));
   RecordedExchange x;
+  x.source = std::string(where);
   const std::string dialect = f.text("dialect");
   if (dialect != "anthropic" && dialect != "openai")
     throw InputError(fmt::format("{}: \"dialect\" is '{}': it must be anthropic or openai", where, dialect));
@@ -210,13 +211,15 @@ std::vector<RecordedExchange> parse_recordings(std::string_view text, std::strin
   return out;
 }
 
-std::vector<RecordedExchange> read_recordings(const std::string& dir) {
+std::vector<RecordedExchange> read_recordings(const std::string& dir, bool may_be_empty) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<fs::path> files;
+  if (may_be_empty && !fs::exists(dir, ec)) return {};
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
     if (it->path().extension() == ".jsonl" && it->is_regular_file()) files.push_back(it->path());
   if (ec) throw InputError(fmt::format("--replay '{}' cannot be read: {}", dir, ec.message()));
+  if (files.empty() && may_be_empty) return {};
   if (files.empty()) throw InputError(fmt::format("--replay '{}' holds no recording (*.jsonl): record with relsim "
                                                   "proxy --record", dir));
   std::sort(files.begin(), files.end());
@@ -224,6 +227,8 @@ std::vector<RecordedExchange> read_recordings(const std::string& dir) {
   for (const fs::path& file : files)
     for (RecordedExchange& x : parse_recordings(read_file(file.string(), "recording"), file.string()))
       out.push_back(std::move(x));
+  if (out.empty() && !may_be_empty)
+    throw InputError(fmt::format("--replay '{}' holds no recording: its *.jsonl files are empty", dir));
   return out;
 }
 

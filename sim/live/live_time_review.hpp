@@ -7,7 +7,7 @@
 
 #include "relsim/core/time_model.hpp"
 #include "relsim/live/live_time.hpp"
-#include "relsim/server/outage.hpp"
+#include "relsim/core/outage.hpp"
 #include "relsim/server/server.hpp"
 
 namespace relsim::live_time {

@@ -54,6 +54,11 @@ void ServerMetrics::request(const MetricsRequest& r) {
   upstream_bytes_ += r.upstream_bytes;
 }
 
+void ServerMetrics::replayed(Dialect dialect, bool matched) {
+  std::lock_guard lock(mu_);
+  ++replayed_[at(dialect)][matched ? 1 : 0];
+}
+
 void ServerMetrics::stream_begin(Dialect dialect) {
   std::lock_guard lock(mu_);
   ++streams_[at(dialect)];
@@ -64,7 +69,8 @@ void ServerMetrics::stream_end(Dialect dialect) {
   --streams_[at(dialect)];
 }
 
-std::string ServerMetrics::text(std::size_t connections_open, std::size_t connections_accepted, bool proxy) const {
+std::string ServerMetrics::text(std::size_t connections_open, std::size_t connections_accepted, bool proxy,
+                                bool replay) const {
   std::lock_guard lock(mu_);
   std::string out;
   family(out, "relsim_received_requests_total", "counter",
@@ -102,6 +108,15 @@ std::string ServerMetrics::text(std::size_t connections_open, std::size_t connec
     upstream_headers_seconds_.render(out, "relsim_upstream_headers_seconds", "");
     family(out, "relsim_upstream_bytes_total", "counter", "Body bytes read from the upstream (the log's upstream.bytes).");
     out += fmt::format("relsim_upstream_bytes_total {}\n", upstream_bytes_);
+  }
+  if (replay) {
+    family(out, "relsim_replay_requests_total", "counter",
+           "Replay mode: messages requests that matched a recording, or none (answered 404, or forwarded and "
+           "recorded with --upstream), by dialect.");
+    for (const Dialect d : kDialects)
+      for (const int matched : {1, 0})
+        out += fmt::format("relsim_replay_requests_total{{{},result=\"{}\"}} {}\n", dialect_label(d),
+                           matched ? "matched" : "missed", replayed_[at(d)][matched]);
   }
   family(out, "relsim_connections_open", "gauge", "Client connections open now.");
   out += fmt::format("relsim_connections_open {}\n", connections_open);

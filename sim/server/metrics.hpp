@@ -55,11 +55,15 @@ class ServerMetrics {
   // A 200 event stream began or ended (the mock's, or the upstream's passed on).
   void stream_begin(Dialect dialect);
   void stream_end(Dialect dialect);
+  // Replay mode: a request matched a recording, or none (a 404, or a
+  // record-on-miss forward).
+  void replayed(Dialect dialect, bool matched);
   // Bytes written to clients, every reply included.
   void sent(std::size_t bytes) { sent_bytes_.fetch_add(bytes, std::memory_order_relaxed); }
 
   // The exposition: every family with its HELP and TYPE, labels sorted.
-  std::string text(std::size_t connections_open, std::size_t connections_accepted, bool proxy) const;
+  // `proxy`: with the upstream families; `replay`: with the replay's.
+  std::string text(std::size_t connections_open, std::size_t connections_accepted, bool proxy, bool replay) const;
 
  private:
   mutable std::mutex mu_;
@@ -70,6 +74,7 @@ class ServerMetrics {
   std::array<SecondsHistogram, 2> request_seconds_, first_event_seconds_;
   SecondsHistogram upstream_headers_seconds_;
   std::uint64_t upstream_bytes_ = 0;
+  std::array<std::array<std::uint64_t, 2>, 2> replayed_{};  // by dialect, then missed (0) or matched (1)
   std::atomic<std::uint64_t> sent_bytes_{0};
 };
 

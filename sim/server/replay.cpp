@@ -7,6 +7,7 @@
 
 #include "relsim/core/parse.hpp"
 #include "server/openai_wire.hpp"
+#include "server/playback.hpp"
 #include "server/upstream.hpp"
 
 namespace relsim::mock {
@@ -121,12 +122,14 @@ net::awaitable<Outcome> error_status(Connection& conn, std::int64_t task, const 
 }  // namespace
 
 net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped& p, const Request& req, bool keep,
-                               Json& upstream, const wire::Asked& asked) {
+                               Json& upstream, const wire::Asked& asked,
+                               std::shared_ptr<const RecordedExchange> recorded) {
   const Dialect dialect = p.dialect;
   const ScriptEntry& e = p.entry;
   const std::size_t body_bytes = req.body().size();
   const bool proxy = conn.state().config().upstream.has_value();
   if (wire::streams(e)) {
+    if (recorded) co_return co_await play(conn, std::move(recorded), task, p, keep);
     if (proxy) co_return co_await forward(conn, req, task, p, keep, upstream);
     if (!asked.stream) co_return co_await whole(conn, task, p, e, body_bytes, keep);
     co_return co_await stream(conn, task, p, e, body_bytes, keep, asked.usage);
@@ -152,6 +155,7 @@ net::awaitable<Outcome> replay(Connection& conn, std::int64_t task, const Popped
     case FaultKind::slow_headers: {
       const HoldEnd h = co_await conn.hold(task, p.epoch, "");
       if (h != HoldEnd::released) co_return Outcome{0, end_of(h), false};
+      if (recorded) co_return co_await play(conn, std::move(recorded), task, p, keep);
       if (proxy) co_return co_await forward(conn, req, task, p, keep, upstream);
       ScriptEntry as = e;
       as.reply = Reply::ok;

@@ -14,6 +14,7 @@
 #include "relsim/core/parse.hpp"
 #include "server/replay.hpp"
 #include "server/upstream.hpp"
+#include "server/upstream_framing.hpp"
 
 namespace relsim::mock {
 namespace {
@@ -83,6 +84,15 @@ std::optional<std::string> not_answered(const std::string& text, Dialect dialect
   return std::nullopt;
 }
 
+// not_answered() for the mock; a proxy forwards any body and lets the
+// upstream judge it; a replay matches any JSON body with the recorded ones.
+std::optional<std::string> refused_body(const std::string& text, Dialect dialect, bool proxy, bool replay,
+                                        wire::Asked& asked) {
+  if (proxy) return std::nullopt;
+  if (!replay) return not_answered(text, dialect, asked);
+  return Json::accept(text) ? std::nullopt : std::optional<std::string>("request body is not valid JSON");
+}
+
 // POST /t/{task}/v1/messages (or, in the OpenAI dialect,
 // /t/{task}/v1/chat/completions; `fallback`: under /t/{task}/fallback/): checks the method and body (neither takes
 // an entry), takes the task's next entry and has replay() answer it in the
@@ -99,12 +109,24 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
     co_await conn.not_allowed(std::string(req.method_string()), "POST", keep, dialect);
     co_return keep;
   }
-  // A proxy forwards any body and lets the upstream judge it.
+  RecordingBook* book = state.book();
   wire::Asked asked;
-  if (const std::optional<std::string> why = proxy ? std::nullopt : not_answered(req.body(), dialect, asked)) {
+  if (const std::optional<std::string> why = refused_body(req.body(), dialect, proxy, book != nullptr, asked)) {
     state.log_unscripted(task, std::move(rec), 400);
     co_await conn.send_error(400, "invalid_request_error", *why, keep, {}, dialect);
     co_return keep;
+  }
+  // A replay's request no recording matches takes no entry: a 404 naming the
+  // nearest recording, or with an upstream a forward that records it.
+  RecordingBook::Found recorded;
+  if (book) {
+    recorded = book->find(dialect, api_target(req), req.body());
+    state.metrics().replayed(dialect, !recorded.matches.empty());
+    if (recorded.matches.empty() && !proxy) {
+      state.log_unscripted(task, std::move(rec), 404);
+      co_await conn.send_error(404, "not_found_error", recorded.why, keep, {}, dialect);
+      co_return keep;
+    }
   }
   Provider* provider = state.provider();
   std::vector<std::pair<std::string, std::string>> limits;
@@ -145,7 +167,9 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
   }
   Json upstream;
   conn.take_first_event();
-  const Outcome o = co_await replay(conn, task, p, req, keep, upstream, asked);
+  std::shared_ptr<const RecordedExchange> answer;
+  if (!recorded.matches.empty()) answer = recorded.pick(task, p.index);
+  const Outcome o = co_await replay(conn, task, p, req, keep, upstream, asked, std::move(answer));
   state.finish(task, p, o.status, o.end, std::move(upstream), conn.take_first_event());
   co_return o.keep;
 }
@@ -203,21 +227,26 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
   const bool is_chat = api.size() == 3 && api[0] == "v1" && api[1] == "chat" && api[2] == "completions";
   std::optional<std::int64_t> task;
   if (prefixed) task = parse_task(parts[1]);
-  if (c.upstream && !prefixed) {
-    // The proxy's own paths: the task from its header, else task 0.
+  // The proxy and a replay serve the API's own paths too.
+  if ((c.upstream || !c.replay_dir.empty()) && !prefixed) {
+    // The task from its header, else task 0.
     const auto named = c.task_header.empty() ? boost::beast::string_view() : req[c.task_header];
     task = named.empty() ? std::optional<std::int64_t>(0) : parse_task(std::string_view(named.data(), named.size()));
   }
   // The proxy passes the API's other endpoints (/v1/models, /v1/messages/count_tokens, ...) through, without faults.
   const bool passed = c.upstream && !api.empty() && api[0] == "v1" && !is_messages && !is_chat;
   if (!task || !(is_messages || is_chat || passed)) {
+    const bool replaying = !c.replay_dir.empty();
     co_await conn.send_error(404, "not_found_error",
                              fmt::format("unknown path '{}' (or task): {} POST /t/{{task}}/v1/messages{}",
-                                         path.substr(0, 200), c.upstream ? "the proxy forwards" : "the mock serves",
+                                         path.substr(0, 200),
+                                         c.upstream ? "the proxy forwards" : replaying ? "the replay answers" : "the mock serves",
                                          c.upstream ? " and /v1/messages (and /v1/chat/completions), with faults, "
                                                       "and the API's other /v1/ paths as they are; GET /metrics"
-                                                    : ", POST /t/{task}/v1/chat/completions and the same under "
-                                                      "/t/{task}/fallback/; GET /metrics"),
+                                         : replaying ? ", POST /t/{task}/v1/chat/completions and both without "
+                                                       "/t/{task}/ (task 0, or the task header's); GET /metrics"
+                                                     : ", POST /t/{task}/v1/chat/completions and the same under "
+                                                       "/t/{task}/fallback/; GET /metrics"),
                              keep);
     co_return keep;
   }

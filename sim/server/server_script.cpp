@@ -213,6 +213,14 @@ void validate(const ServerConfig& c) {
   if (c.outage && c.chain)
     throw InputError("outage mode (seconds) and chain mode (requests) are two ways to draw faults: give one");
   if (c.provider) validate(*c.provider);
+  if (!(c.replay_pace >= 0.0 && c.replay_pace <= 1000.0))
+    throw InputError(fmt::format("pace = {:g} is out of range: it must be in [0, 1000] (1: as recorded, 0: at once)",
+                                 c.replay_pace));
+  if (c.replay_dir.empty() && (c.replay_pace != 1.0 || !c.replay_match.empty()))
+    throw InputError("--pace and --match apply to a replay: give --replay DIR too");
+  if (!c.record_dir.empty() && !c.replay_dir.empty() && c.record_dir != c.replay_dir)
+    throw InputError(fmt::format("a replay records its misses into its own directory '{}', not '{}'", c.replay_dir,
+                                 c.record_dir));
   if (!c.record_dir.empty() && !c.upstream)
     throw InputError(fmt::format("--record '{}' records the exchanges of relsim proxy with its upstream: give --upstream",
                                  c.record_dir));

@@ -47,7 +47,7 @@ MetricsRequest refused_request(const JournalRequest& line, int status, double fi
 }  // namespace
 
 std::string ServerState::metrics_text() const {
-  return metrics_.text(connection_count(), accepted(), config_.upstream.has_value());
+  return metrics_.text(connection_count(), accepted(), config_.upstream.has_value(), book_ != nullptr);
 }
 
 double ServerState::now_ms() const {
@@ -83,6 +83,7 @@ void ServerState::set_script(std::int64_t task, std::vector<ScriptEntry> entries
   }
   TaskState& t = it->second;
   t.script.assign(std::make_move_iterator(entries.begin()), std::make_move_iterator(entries.end()));
+  t.endless_ok = false;
   t.has_fallback = fallback.has_value();
   t.fallback.clear();
   if (fallback) t.fallback.assign(std::make_move_iterator(fallback->begin()), std::make_move_iterator(fallback->end()));
@@ -124,6 +125,9 @@ Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
       found = live_task_locked(task, p.why);
     } else if (auto it = tasks_.find(task); it != tasks_.end()) {
       found = &it->second;
+    } else if (book_) {
+      found = live_task_locked(task, p.why);
+      if (found) found->endless_ok = true;
     } else {
       p.why = fmt::format("task {} has no script: set one with POST /control/tasks/{}/script", task, task);
     }
@@ -154,6 +158,8 @@ void ServerState::take_locked(TaskState& t, std::int64_t task, LoggedRequest&& r
     const std::optional<FaultKind> kind = chain_->at(task, p.index, t.last_bad);
     t.last_bad = kind.has_value();
     t.script.push_back(kind ? ScriptEntry::of(*kind) : ScriptEntry::ok());
+  } else if (t.endless_ok) {
+    t.script.push_back(ScriptEntry::ok());
   }
   std::deque<ScriptEntry>& column = r.fallback ? t.fallback : t.script;
   std::deque<ScriptEntry>& other = r.fallback ? t.script : t.fallback;

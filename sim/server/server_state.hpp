@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "relsim/formats/recording_book.hpp"
 #include "relsim/server/server.hpp"
 #include "server/metrics.hpp"
 #include "server/recorder.hpp"
@@ -51,6 +52,7 @@ struct TaskState {
   std::uint64_t dropped = 0;
   std::uint64_t release_epoch = 0;  // release() bumps it: holds of older requests need not wait
   bool last_bad = false;            // chain mode: the last request served was bad
+  bool endless_ok = false;          // replay mode, a task no script was set for: every request takes ok
 };
 
 // What a messages request took from its task's script.
@@ -82,6 +84,10 @@ class ServerState {
     if (config_.chain) chain_.emplace(*config_.chain);
     if (config_.provider) provider_.emplace(*config_.provider);
     if (config_.upstream && config_.upstream->tls) tls_ = make_tls_context(config_.upstream_ca);
+    // The recordings are read before the recorder adds its new (empty) file to a record-on-miss directory.
+    if (!config_.replay_dir.empty())
+      book_ = std::make_unique<RecordingBook>(read_recordings(config_.replay_dir, config_.upstream.has_value()),
+                                              config_.replay_match);
     if (config_.upstream && !config_.record_dir.empty())
       recorder_ = std::make_unique<Recorder>(config_.record_dir, config_.record_redact);
   }
@@ -145,6 +151,8 @@ class ServerState {
   ServerMetrics& metrics() { return metrics_; }
   // Proxy mode with --record: where exchanges are recorded; nullptr without.
   Recorder* recorder() { return recorder_.get(); }
+  // Replay mode: the recordings; nullptr without.
+  RecordingBook* book() { return book_.get(); }
   // GET /metrics: the exposition, with the connection gauges of now.
   std::string metrics_text() const;
   bool wait_finished(std::int64_t task, std::size_t count, std::chrono::milliseconds limit) const;
@@ -223,6 +231,7 @@ class ServerState {
   RequestJournal journal_;  // its own mutex, never taken with mu_ held
   ServerMetrics metrics_;   // its own mutex, a leaf like the journal's
   std::unique_ptr<Recorder> recorder_;  // its own mutex, a leaf too
+  std::unique_ptr<RecordingBook> book_;  // replay mode; its own mutex, a leaf too
 };
 
 }  // namespace relsim::mock

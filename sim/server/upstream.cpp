@@ -18,6 +18,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/parse.hpp"
+#include "server/fault_steps.hpp"
 #include "server/recorder.hpp"
 #include "server/routes.hpp"
 #include "server/stream_fault.hpp"
@@ -250,19 +251,8 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, UpstreamLi
       }
       steps = fault.feed(std::string_view(piece.data(), n));
     }
-    for (const StreamFault::Step& s : steps) {
-      if (events && !s.bytes.empty()) conn.mark_first_event();  // it goes out before the proxy waits again
-      if (!s.bytes.empty()) pending += wire::chunk(s.bytes);
-      if (s.then == StreamFault::Then::go_on || s.then == StreamFault::Then::end) continue;
-      if (!co_await conn.write(std::exchange(pending, {}))) co_return gone;
-      if (s.then == StreamFault::Then::hold) {
-        const HoldEnd h = co_await conn.hold(task, p.epoch, "");
-        if (h != HoldEnd::released) co_return Outcome{status, end_of(h), false};
-      } else {  // cut
-        conn.close_socket();
-        co_return Outcome{status, "closed", false};
-      }
-    }
+    if (const std::optional<Outcome> ended = co_await send_steps(conn, std::move(steps), pending, task, p, status, events))
+      co_return *ended;
   }
   // Bytes past the answer would be taken for the next one's: such a connection is not kept.
   reusable = parser.is_done() && parser.keep_alive() && buffer.size() == 0;
@@ -439,6 +429,8 @@ net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64
     if (rec) {
       rec->finish(false, ms_since(t0));  // when the answer was not read to its end (a cut, a client gone)
       conn.state().recorder()->write(*rec);
+      // A replay's record-on-miss: an answer read whole answers the same request from now on.
+      if (RecordingBook* book = conn.state().book(); book && rec->complete() && rec->status) book->add(std::move(*rec));
     }
     co_return hop.outcome;
   }

@@ -69,14 +69,20 @@ std::string upstream_request(const Request& req, const Upstream& up, const std::
 
 std::string client_head(const http::response_header<>& res, bool keep, bool bodiless,
                         std::optional<std::size_t> length) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  for (const auto& field : res) fields.emplace_back(sv(field.name_string()), sv(field.value()));
+  return framed_head(static_cast<int>(res.result_int()), sv(res.reason()), fields, keep, bodiless, length);
+}
+
+std::string framed_head(int status, std::string_view reason, const std::vector<std::pair<std::string, std::string>>& fields,
+                        bool keep, bool bodiless, std::optional<std::size_t> length) {
   std::string out;
   out.reserve(512);
-  fmt::format_to(std::back_inserter(out), "HTTP/1.1 {} {}\r\n", res.result_int(), sv(res.reason()));
-  for (const auto& field : res) {
-    const beast::string_view name = field.name_string();
+  if (reason.empty()) reason = sv(http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status))));
+  fmt::format_to(std::back_inserter(out), "HTTP/1.1 {} {}\r\n", status, reason);
+  for (const auto& [name, value] : fields)
     if (!hop_by_hop(name) || (bodiless && beast::iequals(name, "content-length")))
-      fmt::format_to(std::back_inserter(out), "{}: {}\r\n", sv(name), sv(field.value()));
-  }
+      fmt::format_to(std::back_inserter(out), "{}: {}\r\n", name, value);
   if (length) fmt::format_to(std::back_inserter(out), "content-length: {}\r\n", *length);
   else if (!bodiless) out += "transfer-encoding: chunked\r\n";
   out += keep ? "connection: keep-alive\r\n\r\n" : "connection: close\r\n\r\n";

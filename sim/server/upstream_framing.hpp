@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <boost/beast/core/string.hpp>
 
@@ -38,6 +40,12 @@ std::string upstream_request(const Request& req, const Upstream& up, const std::
 // that has no body (to HEAD, a 204 or a 304) keeps its content-length and
 // gets no framing.
 std::string client_head(const http::response_header<>& res, bool keep, bool bodiless,
+                        std::optional<std::size_t> length = std::nullopt);
+
+// The same from a status, its reason phrase ("": the standard one) and
+// header fields: a replay's recorded answer (playback.cpp).
+std::string framed_head(int status, std::string_view reason,
+                        const std::vector<std::pair<std::string, std::string>>& fields, bool keep, bool bodiless,
                         std::optional<std::size_t> length = std::nullopt);
 
 // A messages request as its recording begins: the API's path, the body,

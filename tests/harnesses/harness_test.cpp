@@ -311,6 +311,56 @@ TEST(Harnesses, LayeredLoopThroughTheProxyIsLayeredWithNoMismatch) {
   EXPECT_EQ(upstream_requests, forwarded);
 }
 
+// The oracle over a replay (docs/replay.md): the layered loop's clean run
+// (400 tasks, 2 calls each, every answer ok) is recorded through relsim
+// proxy --record in front of a mock; then relsim serve --replay answers the
+// reference plan from those recordings alone, the plan's faults on top. The
+// audit finds layered s = 2, r = 2 with no mismatch, as against the mock,
+// and no request missed a recording.
+TEST(Harnesses, LayeredLoopOverAReplayIsLayeredWithNoMismatch) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  const fs::path work = build_dir() / "harnesses" / "runs";
+  const fs::path recordings = work / "replay.recordings";
+  fs::remove_all(recordings);
+  fs::create_directories(work);
+  const fs::path up_plan = work / "replay_upstream.plan.jsonl";
+  {
+    std::ofstream plan(up_plan);
+    plan << R"({"relsim_plan": 1, "tasks": 1, "source": "scripted", "n": 1, "b": 0, "g": 0})" << "\n";
+    std::string list;
+    for (int i = 0; i < 1000; ++i) list += i ? ", \"ok\"" : "\"ok\"";
+    plan << R"({"task": 0, "requests": [)" << list << "]}\n";
+  }
+  std::string clean = R"({"relsim_plan": 1, "tasks": 400, "source": "scripted", "n": 2, "b": 0, "g": 0})" "\n";
+  for (int t = 0; t < 400; ++t) clean += R"({"task": )" + std::to_string(t) + R"(, "requests": ["ok", "ok"]})" "\n";
+  {
+    relsim::test::Background upstream({relsim::test::relsim_exe(), "serve", "--plan", up_plan.string(), "--port", "0"});
+    const int up_port = relsim::test::port_from_banner(upstream.read_line(10));
+    ASSERT_GT(up_port, 0);
+    const Session rec = run_session("replay_record", clean, {"node", "layered_loop.mjs"}, {}, 150,
+                                    {"--upstream", "http://127.0.0.1:" + std::to_string(up_port) + "/t/0", "--record",
+                                     recordings.string()},
+                                    "proxy");
+    EXPECT_EQ(rec.harness.code, 0) << tail(rec.harness.out + rec.harness.err);
+    EXPECT_EQ(upstream.stop(SIGTERM), 0);
+  }
+  const Session s = run_session("replayed", kReferencePlan, {"node", "layered_loop.mjs"}, {}, 150,
+                                {"--replay", recordings.string(), "--pace", "0"});
+  expect_reference(s, "layered", 2, 2);
+  // A miss is answered 404, which the log shows as a request with no entry.
+  std::istringstream lines(slurp(s.log));
+  long long answered = 0, missed = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const json j = json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("status")) continue;
+    if (j.contains("entry") && j["entry"].is_string()) ++answered;
+    else if (j["status"] == 404) ++missed;
+  }
+  EXPECT_GT(answered, 800);
+  EXPECT_EQ(missed, 0);
+}
+
 TEST(Harnesses, NaiveLoopIsNaiveAndCrashesOnOverloadedAndHangsOnStall) {
   fs::path dir;
   RELSIM_NEED_SDK(dir);

@@ -1,4 +1,4 @@
-// The mock server's outage schedule without a server (server/outage.hpp): a
+// The mock server's outage schedule without a server (core/outage.hpp): a
 // pure function of the seed, with the law it promises (first state
 // stationary, exponential sojourns of the given means, kinds by weight, as
 // the simulator cuts them), strict parsing, and the same answers after its
@@ -12,7 +12,7 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/rng.hpp"
-#include "relsim/server/outage.hpp"
+#include "relsim/core/outage.hpp"
 #include "relsim/montecarlo/simulate.hpp"
 
 namespace relsim {

@@ -30,7 +30,7 @@ enum class Stream : std::uint32_t {
   // with some probability is bad.
   time_chain = 3,
   emission = 4,
-  // The mock server's outage mode (server/outage.hpp): the on/off schedule's
+  // The mock server's outage mode (core/outage.hpp): the on/off schedule's
   // first state and sojourns.
   outage = 5,
   // The fleet's event simulation (fleet/fleet.hpp): each task's served

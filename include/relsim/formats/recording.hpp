@@ -51,6 +51,7 @@ class RecordedExchange {
   bool complete() const { return complete_; }
   double end_ms() const { return end_ms_; }
   bool lossy = false;  // read from a line marked lossy: bytes that were not UTF-8 were replaced
+  std::string source;  // read from a file: "FILE:LINE"; "" for one being recorded
 
   // One line of a recording file. Throws InputError "WHERE: reason" (WHERE
   // names the file and line) for a line that is not JSON (a truncated last
@@ -72,7 +73,8 @@ class RecordedExchange {
 // and the line number go into an error.
 std::vector<RecordedExchange> parse_recordings(std::string_view text, std::string_view name);
 // Every relsim-*.jsonl or other *.jsonl file of `dir`, in name order. Throws
-// InputError for a directory that cannot be read or holds no recording.
-std::vector<RecordedExchange> read_recordings(const std::string& dir);
+// InputError for a directory that cannot be read or, unless `may_be_empty`,
+// holds no recording; a directory that does not exist is empty.
+std::vector<RecordedExchange> read_recordings(const std::string& dir, bool may_be_empty = false);
 
 }  // namespace relsim

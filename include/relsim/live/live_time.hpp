@@ -30,7 +30,7 @@
 #include "relsim/core/time_model.hpp"
 #include "relsim/client/client.hpp"
 #include "relsim/live/oracle.hpp"
-#include "relsim/server/outage.hpp"
+#include "relsim/core/outage.hpp"
 #include "relsim/montecarlo/stats.hpp"
 
 namespace relsim {

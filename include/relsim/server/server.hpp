@@ -33,7 +33,7 @@
 #include "relsim/core/faults.hpp"
 #include "relsim/core/json.hpp"
 #include "relsim/core/request_chain.hpp"
-#include "relsim/server/outage.hpp"
+#include "relsim/core/outage.hpp"
 #include "relsim/server/provider.hpp"
 
 namespace relsim {
@@ -182,6 +182,18 @@ struct ServerConfig {
   // file in this directory (relsim proxy --record, docs/replay.md); "": none.
   std::string record_dir;
   std::vector<std::string> record_redact;  // header names left out of the recordings, besides the credentials
+  // Replay mode (relsim serve --replay, docs/replay.md): a script's ok and
+  // in-stream entries are answered with the recorded exchange the request
+  // matches (recording_book.hpp), at the recorded pace times replay_pace (0:
+  // at once), broken on the way as an in-stream entry says; the other
+  // entries are answered as serve does. A request no recording matches is
+  // answered 404 without taking an entry, or, with `upstream`, forwarded
+  // and recorded into replay_dir (record-on-miss). A task with no script
+  // answers every request as ok. The API's own paths are served as the
+  // proxy serves them (task_header, else task 0).
+  std::string replay_dir;
+  double replay_pace = 1.0;               // in [0, 1000]
+  std::vector<std::string> replay_match;  // the request-body fields compared; empty: all but the volatile ones
 };
 // Throws InputError naming the value and its valid range.
 void validate(const ServerConfig& config);

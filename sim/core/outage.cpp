@@ -1,5 +1,5 @@
 // The outage schedule of the mock server's outage mode (outage.hpp).
-#include "relsim/server/outage.hpp"
+#include "relsim/core/outage.hpp"
 
 #include <algorithm>
 #include <cmath>
