@@ -135,9 +135,12 @@ Runner add_fit(CLI::App& app) {
   auto args = std::make_shared<FitArgs>();
   auto* cmd = app.add_subcommand(
       "fit",
-      "estimate p and q from request logs (relsim logs and plans, CSV/JSON Lines, OTLP/JSON, LiteLLM), with\n"
-      "  95% profile-likelihood intervals, tests of burstiness, and predictions for retry policies (docs/fit.md)");
-  cmd->add_option("FILE", args->files, "request logs, read in order; tasks of different files are kept apart")
+      "estimate p and q from request logs (relsim logs, plans and proxy recordings, CSV/JSON Lines, OTLP/JSON,\n"
+      "  LiteLLM), with 95% profile-likelihood intervals, tests of burstiness, and predictions for retry policies\n"
+      "  (docs/fit.md)");
+  cmd->add_option("FILE", args->files,
+                  "request logs, read in order; tasks of different files are kept apart; a directory is relsim proxy "
+                  "--record's recordings")
       ->required();
   cmd->add_option("--format", args->format, "auto, relsim, csv, otlp or litellm")->capture_default_str();
   cmd->add_flag("--json", args->json, "print one JSON object");

@@ -111,7 +111,7 @@ int run_serve(const ServeArgs& a) {
     // One line, the listening address last: scripts take the port after the last colon.
     const std::string replaying =
         a.replay.empty() ? ""
-                         : fmt::format("replaying {} at pace {:g}{}; ", a.replay, a.pace,
+                         : fmt::format("replaying {} of {} at pace {:g}{}; ", server->replay_summary(), a.replay, a.pace,
                                        config.upstream ? fmt::format(", recording misses from {}", config.upstream->url)
                                                        : "");
     out() << fmt::format("relsim serve: {}listening on http://127.0.0.1:{}", replaying, server->port()) << std::endl;

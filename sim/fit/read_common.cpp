@@ -158,6 +158,7 @@ Shape shape_of(const Json& j) {
   if (!j.is_object()) return Shape::other;
   if (j.contains("relsim_log")) return Shape::relsim_log;
   if (j.contains("relsim_plan")) return Shape::plan;
+  if (j.contains("relsim_recording")) return Shape::recording;
   if (j.contains("resourceSpans")) return Shape::otlp;
   if (j.contains("trace_id") && j.contains("status") && j.contains("startTime")) return Shape::litellm;
   if (!j.contains("task")) return Shape::other;
@@ -175,6 +176,7 @@ std::string_view shape_name(Shape shape) {
     case Shape::relsim_request: return "a relsim request log line";
     case Shape::plan: return "a relsim plan header";
     case Shape::plan_task: return "a relsim plan task";
+    case Shape::recording: return "a relsim recording";
     case Shape::otlp: return "an OTLP/JSON traces";
     case Shape::litellm: return "a LiteLLM logging payload";
     case Shape::table: return "a task/outcome JSON row";

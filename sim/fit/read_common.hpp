@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "relsim/core/json.hpp"
+#include "relsim/formats/recording.hpp"
 #include "relsim/fit/records.hpp"
 
 namespace relsim::fit {
@@ -71,7 +72,7 @@ std::optional<std::int64_t> seconds_to_ns(double seconds);
 
 // The shape of one JSON line, for auto-detection and for naming a line of
 // another format in a file ("mixed formats").
-enum class Shape { relsim_log, relsim_request, plan, plan_task, otlp, litellm, table, other };
+enum class Shape { relsim_log, relsim_request, plan, plan_task, recording, otlp, litellm, table, other };
 Shape shape_of(const Json& j);
 std::string_view shape_name(Shape shape);
 
@@ -97,5 +98,8 @@ ReadStats read_csv(const std::string& path, const RecordSink& sink);
 ReadStats read_jsonl(const std::string& path, const RecordSink& sink);
 ReadStats read_otlp(const std::string& text, const std::string& where, const RecordSink& sink);
 ReadStats read_litellm(const std::string& text, const std::string& where, const RecordSink& sink);
+// relsim proxy's recordings, read from a file or a directory (read_recording.cpp).
+ReadStats read_recordings_of(const std::vector<RecordedExchange>& exchanges, const std::string& where,
+                             const RecordSink& sink);
 
 }  // namespace relsim::fit

@@ -4,6 +4,8 @@
 // because their records must be grouped and sorted anyway.
 #include "relsim/fit/records.hpp"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "fit/read_common.hpp"
@@ -23,7 +25,7 @@ Format parse_format(std::string_view word) {
 
 namespace {
 
-enum class Found { csv, jsonl, relsim, otlp, otlp_document, litellm };
+enum class Found { csv, jsonl, relsim, recording, otlp, otlp_document, litellm };
 
 std::string_view format_word(Format format) {
   switch (format) {
@@ -39,7 +41,7 @@ std::string_view format_word(Format format) {
 bool fits(Format asked, Found found) {
   switch (asked) {
     case Format::automatic: return true;
-    case Format::relsim: return found == Found::relsim;
+    case Format::relsim: return found == Found::relsim || found == Found::recording;
     case Format::csv: return found == Found::csv || found == Found::jsonl;
     case Format::otlp: return found == Found::otlp || found == Found::otlp_document;
     case Format::litellm: return found == Found::litellm;
@@ -63,13 +65,14 @@ Found detect(const std::string& path, std::string_view first, std::int64_t numbe
   switch (shape_of(j)) {
     case Shape::relsim_log:
     case Shape::plan: return Found::relsim;
+    case Shape::recording: return Found::recording;
     case Shape::otlp: return Found::otlp;
     case Shape::litellm: return Found::litellm;
     case Shape::table: return Found::jsonl;
     default: break;
   }
   throw InputError(fmt::format("{}:{}: {} line, not one of the formats relsim fit reads: a relsim log or plan "
-                               "header, a JSON row with \"task\" and \"outcome\", OTLP/JSON traces "
+                               "header or recording, a JSON row with \"task\" and \"outcome\", OTLP/JSON traces "
                                "(\"resourceSpans\"), or a LiteLLM payload (\"trace_id\", \"status\", \"startTime\")",
                                path, number, shape_name(shape_of(j))));
 }
@@ -77,6 +80,14 @@ Found detect(const std::string& path, std::string_view first, std::int64_t numbe
 }  // namespace
 
 ReadStats read_records(const std::string& path, Format format, const RecordSink& sink) {
+  // A directory: relsim proxy's recordings (--record DIR), every *.jsonl in name order.
+  if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
+    if (!fits(format, Found::recording))
+      throw InputError(fmt::format("{}: --format {} does not match a directory, which reads as relsim proxy's "
+                                   "recordings (relsim): use --format auto",
+                                   path, format_word(format)));
+    return read_recordings_of(read_recordings(path), path, sink);
+  }
   Found found{};
   {
     LineReader lines(path);
@@ -93,12 +104,14 @@ ReadStats read_records(const std::string& path, Format format, const RecordSink&
                                  found == Found::csv         ? "CSV"
                                  : found == Found::jsonl     ? "task/outcome JSON Lines (csv)"
                                  : found == Found::relsim    ? "a relsim log or plan (relsim)"
+                                 : found == Found::recording ? "relsim proxy's recordings (relsim)"
                                  : found == Found::litellm   ? "LiteLLM payloads (litellm)"
                                                              : "OTLP/JSON traces (otlp)"));
   switch (found) {
     case Found::csv: return read_csv(path, sink);
     case Found::jsonl: return read_jsonl(path, sink);
     case Found::relsim: return read_relsim(read_file(path, "log"), path, sink);
+    case Found::recording: return read_recordings_of(parse_recordings(read_file(path, "log"), path), path, sink);
     case Found::otlp:
     case Found::otlp_document: return read_otlp(read_file(path, "log"), path, sink);
     case Found::litellm: return read_litellm(read_file(path, "log"), path, sink);

@@ -2,8 +2,10 @@
 #include "relsim/formats/recording.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -113,6 +115,14 @@ class Fields {
   }
   std::string text(const char* key) const { return at(key, &Json::is_string, "a string").get<std::string>(); }
   double number(const char* key) const { return at(key, &Json::is_number, "a number").get<double>(); }
+  // A time in ms since the hop began, in [0, kMaxRecordedMs].
+  double ms(const char* key) const {
+    const double v = number(key);
+    if (!(v >= 0.0 && v <= kMaxRecordedMs))
+      throw InputError(fmt::format("{}: \"{}{}\" is {}: it must be in [0, {:g}] ms", where_, path_, key,
+                                   at(key, &Json::is_number, "a number").dump(), kMaxRecordedMs));
+    return v;
+  }
   // An integer in [0, 2^63 - 1].
   std::int64_t integer(const char* key) const {
     const Json& v = at(key, &Json::is_number_integer, "an integer");
@@ -128,7 +138,17 @@ class Fields {
       if (!h.is_array() || h.size() != 2 || !h[0].is_string() || !h[1].is_string())
         throw InputError(fmt::format("{}: \"{}{}\" holds {}: each must be [name, value], two strings", where_, path_,
                                      key, h.dump().substr(0, 80)));
-      out.emplace_back(h[0].get<std::string>(), h[1].get<std::string>());
+      // What a server would send again: a token for a name, no line break or NUL in a value.
+      const std::string& name = h[0].get_ref<const std::string&>();
+      const std::string& value = h[1].get_ref<const std::string&>();
+      const bool token = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+      });
+      if (!token || value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos)
+        throw InputError(fmt::format("{}: \"{}{}\" holds {}: a header name must be a token and a value must hold no "
+                                     "CR, LF or NUL",
+                                     where_, path_, key, h.dump().substr(0, 80)));
+      out.emplace_back(name, value);
     }
     return out;
   }
@@ -174,7 +194,7 @@ RecordedExchange RecordedExchange::from_line(std::string_view text, std::string_
     x.status = status.get<int>();
   }
   x.response_headers = res.headers("headers");
-  x.headers_ms = res.number("headers_ms");
+  x.headers_ms = res.ms("headers_ms");
   if (res.has("events") == res.has("body"))
     throw InputError(fmt::format("{}: \"response\" must hold \"events\" (an event stream) or \"body\", one of them",
                                  where));
@@ -185,13 +205,14 @@ RecordedExchange RecordedExchange::from_line(std::string_view text, std::string_
         throw InputError(fmt::format("{}: \"response.events\" holds {}: each must be {{\"ms\": number, \"text\": "
                                      "string}}",
                                      where, e.dump().substr(0, 80)));
-      x.events_.emplace_back(e["ms"].get<double>(), e["text"].get<std::string>());
+      const Fields event(e, where, "response.events[].");
+      x.events_.emplace_back(event.ms("ms"), e["text"].get<std::string>());
     }
   } else {
     x.body_ = res.text("body");
   }
   x.complete_ = res.at("complete", &Json::is_boolean, "true or false").get<bool>();
-  x.end_ms_ = res.number("end_ms");
+  x.end_ms_ = res.ms("end_ms");
   x.finished_ = true;
   if (f.has("error")) x.error = f.text("error");
   if (f.has("lossy")) x.lossy = f.at("lossy", &Json::is_boolean, "true or false").get<bool>();
@@ -218,17 +239,18 @@ std::vector<RecordedExchange> read_recordings(const std::string& dir, bool may_b
   if (may_be_empty && !fs::exists(dir, ec)) return {};
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
     if (it->path().extension() == ".jsonl" && it->is_regular_file()) files.push_back(it->path());
-  if (ec) throw InputError(fmt::format("--replay '{}' cannot be read: {}", dir, ec.message()));
+  if (ec) throw InputError(fmt::format("the recording directory '{}' cannot be read: {}", dir, ec.message()));
   if (files.empty() && may_be_empty) return {};
-  if (files.empty()) throw InputError(fmt::format("--replay '{}' holds no recording (*.jsonl): record with relsim "
-                                                  "proxy --record", dir));
+  if (files.empty())
+    throw InputError(
+        fmt::format("the recording directory '{}' holds no recording (*.jsonl): record with relsim proxy --record", dir));
   std::sort(files.begin(), files.end());
   std::vector<RecordedExchange> out;
   for (const fs::path& file : files)
     for (RecordedExchange& x : parse_recordings(read_file(file.string(), "recording"), file.string()))
       out.push_back(std::move(x));
   if (out.empty() && !may_be_empty)
-    throw InputError(fmt::format("--replay '{}' holds no recording: its *.jsonl files are empty", dir));
+    throw InputError(fmt::format("the recording directory '{}' holds no recording: its *.jsonl files are empty", dir));
   return out;
 }
 

@@ -50,8 +50,9 @@ std::string quoted_list(const std::vector<std::string>& names) {
 std::vector<std::string> differing(const Sorted& a, const Sorted& b) {
   if (a.is_null() || b.is_null()) return {"(the body)"};
   std::vector<std::string> out;
+  // By their text, as the key compares them: 16 and 16.0 differ.
   for (const auto& [name, value] : a.items())
-    if (!b.contains(name) || b[name] != value) out.push_back(name);
+    if (!b.contains(name) || b[name].dump() != value.dump()) out.push_back(name);
   for (const auto& [name, value] : b.items())
     if (!a.contains(name)) out.push_back(name);
   std::sort(out.begin(), out.end());
@@ -72,13 +73,18 @@ RecordingBook::RecordingBook(std::vector<RecordedExchange> recordings, std::vect
       throw InputError(fmt::format("--match '{}' is not a request-body field name: use letters, digits and '_', "
                                    "up to 64 of them (e.g. --match model,messages)",
                                    name.substr(0, 80)));
+  const std::size_t given = recordings.size();
   for (RecordedExchange& x : recordings) {
-    if (x.lossy)
-      throw InputError(fmt::format("{}: the exchange is marked lossy (bytes that were not UTF-8 were replaced): "
-                                   "it cannot be replayed as it was sent; record it again or remove the line",
-                                   x.source));
-    add_locked(std::make_shared<const RecordedExchange>(std::move(x)));
+    if (x.entry != "ok") ++skipped_.broken;
+    else if (x.lossy) ++skipped_.lossy;
+    else if (!replayable(x)) ++skipped_.client_gone;
+    else add_locked(std::make_shared<const RecordedExchange>(std::move(x)));
   }
+  if (given > 0 && all_.empty())
+    throw InputError(fmt::format("none of the {} recorded exchanges can be replayed: {} were broken by a fault of the "
+                                 "plan on their way (entry not ok), {} cut short when their client went away, {} are "
+                                 "marked lossy (bytes that were not UTF-8); record a clean run (relsim proxy --p 0)",
+                                 given, skipped_.broken, skipped_.client_gone, skipped_.lossy));
   if (all_.empty()) return;
   for (const std::string& name : match_) {
     const bool somewhere = std::any_of(all_.begin(), all_.end(), [&](const Entry& e) {
@@ -104,7 +110,12 @@ void RecordingBook::add_locked(std::shared_ptr<const RecordedExchange> exchange)
   all_.push_back({std::move(exchange), std::move(key)});
 }
 
+bool replayable(const RecordedExchange& x) {
+  return x.entry == "ok" && !x.lossy && !(x.status && !x.complete() && x.error.empty());
+}
+
 void RecordingBook::add(RecordedExchange exchange) {
+  if (!replayable(exchange)) return;
   auto shared = std::make_shared<const RecordedExchange>(std::move(exchange));
   std::lock_guard lock(mu_);
   add_locked(std::move(shared));
@@ -117,43 +128,60 @@ std::size_t RecordingBook::size() const {
 
 RecordingBook::Found RecordingBook::find(Dialect dialect, std::string_view path, std::string_view body) const {
   const std::string key = key_of(dialect, path, body);
-  std::lock_guard lock(mu_);
-  const auto it = by_key_.find(key);
-  if (it == by_key_.end()) return {{}, nearest_locked(dialect, path, body)};
-  Found found;
-  for (const std::size_t i : it->second) found.matches.push_back(all_[i].exchange);
-  return found;
+  std::vector<std::shared_ptr<const RecordedExchange>> same_dialect;
+  std::size_t held = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (const auto it = by_key_.find(key); it != by_key_.end()) {
+      Found found;
+      for (const std::size_t i : it->second) found.matches.push_back(all_[i].exchange);
+      return found;
+    }
+    held = all_.size();
+    for (const Entry& e : all_)
+      if (e.exchange->dialect == dialect) same_dialect.push_back(e.exchange);
+  }
+  // A miss: the nearest is sought without the lock, so other lookups go on meanwhile.
+  return {{}, nearest(same_dialect, held, dialect, path, body)};
 }
+
+namespace {
+
+// A 2xx answer read to its end: what a request answered ok expects.
+bool whole_2xx(const RecordedExchange& x) { return x.status && *x.status / 100 == 2 && x.complete(); }
+
+}  // namespace
 
 std::shared_ptr<const RecordedExchange> RecordingBook::Found::pick(std::int64_t task, std::int64_t index) const {
   std::shared_ptr<const RecordedExchange> best = matches.front();
-  int rank = 0;  // 2: the same task and index; 1: the same task
+  int rank = -1;  // +4: a whole 2xx answer; +2: the same task and index; +1: the same task
   for (const auto& x : matches) {
-    const int r = x->task != task ? 0 : x->index == index ? 2 : 1;
+    const int r = (whole_2xx(*x) ? 4 : 0) + (x->task != task ? 0 : x->index == index ? 2 : 1);
     if (r > rank) best = x, rank = r;
-    if (rank == 2) break;
+    if (rank == 6) break;
   }
   return best;
 }
 
-std::string RecordingBook::nearest_locked(Dialect dialect, std::string_view path, std::string_view body) const {
-  const std::string compared =
-      match_.empty() ? fmt::format("every body field but \"metadata\", \"stream_options\" and \"user\"")
-                     : fmt::format("the body fields {} (--match)", quoted_list(match_));
+std::string RecordingBook::nearest(const std::vector<std::shared_ptr<const RecordedExchange>>& candidates,
+                                   std::size_t held, Dialect dialect, std::string_view path,
+                                   std::string_view body) const {
+  const std::string compared = match_.empty() ? std::string("every body field but \"metadata\", \"stream_options\" "
+                                                            "and \"user\"")
+                                              : fmt::format("the body fields {} (--match)", quoted_list(match_));
   const Sorted view = view_of(body, match_);
-  const Entry* nearest = nullptr;
+  const RecordedExchange* best = nullptr;
   std::vector<std::string> fewest;
-  for (const Entry& e : all_) {
-    if (e.exchange->dialect != dialect) continue;
-    std::vector<std::string> d = differing(view, view_of(e.exchange->request_body, match_));
-    if (path_only(e.exchange->path) != path_only(path)) d.insert(d.begin(), "(the path)");
-    if (!nearest || d.size() < fewest.size()) nearest = &e, fewest = std::move(d);
+  for (const auto& x : candidates) {
+    std::vector<std::string> d = differing(view, view_of(x->request_body, match_));
+    if (path_only(x->path) != path_only(path)) d.insert(d.begin(), "(the path)");
+    if (!best || d.size() < fewest.size()) best = x.get(), fewest = std::move(d);
   }
-  if (!nearest)
+  if (!best)
     return fmt::format("no recording answers this request: the replay holds {} exchanges and none in the {} "
                        "dialect",
-                       all_.size(), dialect_name(dialect));
-  const RecordedExchange& x = *nearest->exchange;
+                       held, dialect_name(dialect));
+  const RecordedExchange& x = *best;
   return fmt::format("no recording answers this request (compared: {}); the nearest is {} (task {}, request {}), "
                      "which differs in {}",
                      compared, x.source.empty() ? std::string("one recorded on a miss") : x.source, x.task, x.index,

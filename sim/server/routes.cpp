@@ -120,7 +120,9 @@ net::awaitable<bool> messages(Connection& conn, Request& req, std::int64_t task,
   // nearest recording, or with an upstream a forward that records it.
   RecordingBook::Found recorded;
   if (book) {
-    recorded = book->find(dialect, api_target(req), req.body());
+    std::string path = api_target(req);  // the second provider's path matches as the API's own
+    if (fallback && path.rfind("/fallback/", 0) == 0) path.erase(0, 9);
+    recorded = book->find(dialect, path, req.body());
     state.metrics().replayed(dialect, !recorded.matches.empty());
     if (recorded.matches.empty() && !proxy) {
       state.log_unscripted(task, std::move(rec), 404);
@@ -243,8 +245,9 @@ net::awaitable<bool> handle(Connection& conn, Request& req) {
                                          c.upstream ? "the proxy forwards" : replaying ? "the replay answers" : "the mock serves",
                                          c.upstream ? " and /v1/messages (and /v1/chat/completions), with faults, "
                                                       "and the API's other /v1/ paths as they are; GET /metrics"
-                                         : replaying ? ", POST /t/{task}/v1/chat/completions and both without "
-                                                       "/t/{task}/ (task 0, or the task header's); GET /metrics"
+                                         : replaying ? ", POST /t/{task}/v1/chat/completions, the same under "
+                                                       "/t/{task}/fallback/, and both without /t/{task}/ (task 0); "
+                                                       "GET /metrics"
                                                      : ", POST /t/{task}/v1/chat/completions and the same under "
                                                        "/t/{task}/fallback/; GET /metrics"),
                              keep);

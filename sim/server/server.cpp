@@ -212,6 +212,16 @@ bool Server::wait_finished(std::int64_t task, std::size_t count, std::chrono::mi
 
 std::size_t Server::connections() const { return impl_->state.connection_count(); }
 std::size_t Server::accepted() const { return impl_->state.accepted(); }
+
+std::string Server::replay_summary() const {
+  const RecordingBook* book = impl_->state.book();
+  if (!book) return "";
+  const RecordingBook::Skipped& s = book->skipped();
+  if (s.total() == 0) return fmt::format("{} recorded exchanges", book->size());
+  return fmt::format("{} recorded exchanges ({} skipped: {} broken by a fault of the plan, {} cut short by their "
+                     "client, {} lossy)",
+                     book->size(), s.total(), s.broken, s.client_gone, s.lossy);
+}
 void Server::stop() { impl_->stop(); }
 
 }  // namespace relsim

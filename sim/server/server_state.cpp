@@ -190,7 +190,13 @@ void ServerState::log_unscripted(std::int64_t task, LoggedRequest&& r, int statu
   JournalRequest line;
   {
     std::lock_guard lock(mu_);
-    if (tasks_.find(task) == tasks_.end()) return;
+    if (tasks_.find(task) == tasks_.end()) {
+      // A replay answers any task: one whose first request missed is logged too.
+      std::string why;
+      TaskState* t = book_ ? live_task_locked(task, why) : nullptr;
+      if (t == nullptr) return;
+      t->endless_ok = true;
+    }
     line = journal_request(task, r);
   }
   const double t_ms = now_ms();

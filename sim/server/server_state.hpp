@@ -24,7 +24,7 @@
 #include "relsim/formats/recording_book.hpp"
 #include "relsim/server/server.hpp"
 #include "server/metrics.hpp"
-#include "server/recorder.hpp"
+#include "relsim/formats/recorder.hpp"
 #include "server/request_journal.hpp"
 
 namespace boost::asio::ssl {

@@ -19,7 +19,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/core/parse.hpp"
 #include "server/fault_steps.hpp"
-#include "server/recorder.hpp"
+#include "relsim/formats/recorder.hpp"
 #include "server/routes.hpp"
 #include "server/stream_fault.hpp"
 #include "server/upstream_framing.hpp"
@@ -80,9 +80,11 @@ struct HopRecording {
   }
 };
 
-// The hop's line says how the upstream broke off.
-void broke_off(Json& upstream, const ServerConfig& config, std::size_t bytes, const error_code& why) {
+// The hop's line, and its recording, say how the upstream broke off.
+void broke_off(Json& upstream, const ServerConfig& config, std::size_t bytes, const error_code& why,
+               const HopRecording& recording) {
   upstream["error"] = fmt::format("upstream {} broke off after {} bytes: {}", config.upstream->url, bytes, why.message());
+  if (recording.rec) recording.rec->error = upstream["error"].get<std::string>();
 }
 
 }  // namespace
@@ -159,7 +161,7 @@ net::awaitable<Outcome> whole_back(Connection& conn, Stream& stream, UpstreamLin
       co_await read_more(stream, link.buffer, parser, config.upstream_timeout, ec);
   }
   if (ec) {
-    broke_off(upstream, config, body.size(), ec);
+    broke_off(upstream, config, body.size(), ec, recording);
     std::string out = client_head(res, keep, false);
     if (!body.empty()) out += wire::chunk(body);
     co_await conn.write(out);
@@ -232,7 +234,7 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, UpstreamLi
       upstream["bytes"] = bytes;
       recording.read(std::string_view(piece.data(), n), parser.is_done());
       if (ec) {  // bytes that are not HTTP: as if the upstream broke off, after what came before them
-        broke_off(upstream, config, bytes, ec);
+        broke_off(upstream, config, bytes, ec, recording);
         for (const StreamFault::Step& st : fault.feed(std::string_view(piece.data(), n))) pending += wire::chunk(st.bytes);
         if (!pending.empty()) co_await conn.write(std::exchange(pending, {}));
         conn.close_socket();
@@ -243,7 +245,7 @@ net::awaitable<Outcome> stream_back(Connection& conn, Stream& stream, UpstreamLi
         if (!pending.empty() && !co_await conn.write(std::exchange(pending, {}))) co_return gone;
         co_await read_more(stream, buffer, parser, config.upstream_timeout, ec);
         if (ec) {
-          broke_off(upstream, config, bytes, ec);
+          broke_off(upstream, config, bytes, ec, recording);
           conn.close_socket();
           co_return Outcome{status, "closed", false};
         }
@@ -429,8 +431,10 @@ net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64
     if (rec) {
       rec->finish(false, ms_since(t0));  // when the answer was not read to its end (a cut, a client gone)
       conn.state().recorder()->write(*rec);
-      // A replay's record-on-miss: an answer read whole answers the same request from now on.
-      if (RecordingBook* book = conn.state().book(); book && rec->complete() && rec->status) book->add(std::move(*rec));
+      // A replay's record-on-miss: a whole 2xx answer answers the same request
+      // from now on (an error or a broken one is forwarded again next time).
+      if (RecordingBook* book = conn.state().book(); book && rec->complete() && rec->status && *rec->status / 100 == 2)
+        book->add(std::move(*rec));
     }
     co_return hop.outcome;
   }

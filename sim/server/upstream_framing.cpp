@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "relsim/core/http_text.hpp"
 #include "server/routes.hpp"
 
 namespace relsim::mock {
@@ -79,6 +80,7 @@ std::string framed_head(int status, std::string_view reason, const std::vector<s
   std::string out;
   out.reserve(512);
   if (reason.empty()) reason = sv(http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status))));
+  if (reason.empty() || reason.front() == '<') reason = http_text::reason(status);  // Beast's "<unknown-status>": 529
   fmt::format_to(std::back_inserter(out), "HTTP/1.1 {} {}\r\n", status, reason);
   for (const auto& [name, value] : fields)
     if (!hop_by_hop(name) || (bodiless && beast::iequals(name, "content-length")))

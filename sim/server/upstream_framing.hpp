@@ -14,7 +14,7 @@
 
 #include "relsim/server/server.hpp"
 #include "server/connection.hpp"
-#include "server/recorder.hpp"
+#include "relsim/formats/recorder.hpp"
 
 namespace relsim::mock {
 

@@ -209,13 +209,24 @@ TEST(Replay, PaceScalesTheRecordedTimesAndZeroSendsAtOnce) {
     Server replay(replaying(dir, pace));
     Client c(replay.port());
     const int t = kThreads - 1;  // 8 ms between events
+    double spans = 0.0, recorded_spans = 0.0, ends = 0.0, recorded_ends = 0.0;
     for (int i = 0; i < 6; ++i) {
       const Seen s = timed(c, request("POST", target_of(t, i % 2 == 1), body_of(t, i, i % 2 == 1)));
       ASSERT_TRUE(s.r.complete);
       EXPECT_EQ(s.r.body, upstream.at({t, i}).r.body);
       const RecordedExchange& x = recorded.at({t, i});
+      ASSERT_EQ(s.at.size(), x.events().size());
       for (std::size_t e = 0; e < s.at.size(); ++e) EXPECT_GE(s.at[e], pace * x.events()[e].first - 0.01) << e;
+      spans += s.at.back() - s.at.front();
+      recorded_spans += x.events().back().first - x.events().front().first;
+      ends += s.at.back();
+      recorded_ends += x.events().back().first;
     }
+    // Bounds a load can only widen: at pace 3 the events keep at least half
+    // their stretched spread (a replay that sent them together would not);
+    // at pace 0 the six answers end in less than half their recorded time.
+    if (pace > 0) EXPECT_GE(spans, 0.5 * pace * recorded_spans);
+    else EXPECT_LT(ends, 0.5 * recorded_ends);
   }
 }
 
@@ -227,6 +238,11 @@ TEST(Replay, ThePlansFaultsOverAReplayHoldTheOracleInBothDialects) {
   const std::filesystem::path dir = test::scratch("replay_faults") / "recordings";
   ClientConfig client = test::live_client::config_for(policy, 0);
   client.concurrency = 16;
+  // Long timeouts for the clean run (an answer a sanitizer slowed is not
+  // given up on and recorded cut short), then 1 s over the replay: the
+  // stalls wait it out, an ok answer through one server never does.
+  client.timing.header_timeout = 5.0;
+  client.timing.idle_timeout = 5.0;
   const auto run_both = [&](int port) {
     std::vector<LiveTask> out;
     client.port = static_cast<std::uint16_t>(port);
@@ -251,6 +267,8 @@ TEST(Replay, ThePlansFaultsOverAReplayHoldTheOracleInBothDialects) {
   std::vector<LiveTask> live;
   std::int64_t sent = 0;
   std::string metrics;
+  client.timing.header_timeout = 1.0;
+  client.timing.idle_timeout = 1.0;
   {
     Server replay(replaying(dir, 0.0), plan);
     live = run_both(replay.port());
@@ -311,6 +329,69 @@ TEST(Replay, ARequestNoRecordingMatchesIsA404NamingTheNearest) {
   const Response ok = roundtrip(c, request("POST", "/v1/chat/completions", body_of(0, 1, true)));
   EXPECT_EQ(ok.status, 200);
   EXPECT_TRUE(ok.complete);
+}
+
+// Hand-written recordings: an upstream that failed before its headers, one
+// that broke off mid-stream, a whole JSON answer (broken by a no_stop entry
+// as the proxy breaks one) and a 529 with the reason phrase the proxy sends.
+TEST(Replay, RecordedBreaksAndWholeAnswersReplayAsTheyCame) {
+  const auto exchange = [](std::string body, Dialect dialect) {
+    RecordedExchange x;
+    x.dialect = dialect;
+    x.entry = "ok";
+    x.method = "POST";
+    x.path = dialect == Dialect::openai ? "/v1/chat/completions" : "/v1/messages";
+    x.request_body = std::move(body);
+    x.headers_ms = 2.0;
+    return x;
+  };
+  RecordedExchange failed = exchange(R"({"n":1})", Dialect::anthropic);
+  failed.error = "upstream http://127.0.0.1:9 failed before its headers: Connection refused";
+  failed.finish(false, 2.0);
+  RecordedExchange broke = exchange(R"({"n":2})", Dialect::anthropic);
+  broke.status = 200;
+  broke.response_headers = {{"content-type", "text/event-stream"}};
+  broke.set_event_stream(true);
+  broke.add_body("event: message_start\ndata: {\"type\":\"message_start\"}\n\n", 3.0);
+  broke.finish(false, 4.0);
+  broke.error = "upstream http://127.0.0.1:9 broke off after 52 bytes: end of stream";
+  const std::string completion =
+      R"({"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},)"
+      R"("finish_reason":"stop"}]})";
+  RecordedExchange whole = exchange(R"({"n":3})", Dialect::openai);
+  whole.status = 200;
+  whole.response_headers = {{"content-type", "application/json"}, {"content-length", "999"}};
+  whole.add_body(completion, 3.0);
+  whole.finish(true, 4.0);
+  RecordedExchange busy = exchange(R"({"n":4})", Dialect::anthropic);
+  busy.status = 529;
+  busy.response_headers = {{"content-type", "application/json"}};
+  busy.add_body(R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})", 3.0);
+  busy.finish(true, 3.0);
+  const std::filesystem::path dir = test::scratch("replay_breaks") / "recordings";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "hand.jsonl") << failed.line() << "\n" << broke.line() << "\n" << whole.line() << "\n"
+                                     << busy.line() << "\n";
+
+  Server replay(replaying(dir, 0.0));
+  replay.set_script(1, script_of({"no_stop", "ok"}));
+  const Response r502 = one_request(replay.port(), request("POST", "/t/0/v1/messages", R"({"n":1})"));
+  expect_api_error(r502, 502, "api_error");
+  EXPECT_NE(r502.body.find("Connection refused"), std::string::npos) << r502.body;
+  const Response cut = one_request(replay.port(), request("POST", "/t/0/v1/messages", R"({"n":2})"));
+  EXPECT_EQ(cut.status, 200);
+  EXPECT_FALSE(cut.complete);  // closed without the terminating chunk, as the upstream broke off
+  EXPECT_EQ(cut.body, "event: message_start\ndata: {\"type\":\"message_start\"}\n\n");
+  Client c(replay.port());
+  const Response no_stop = roundtrip(c, request("POST", "/t/1/v1/chat/completions", R"({"n":3})"));
+  EXPECT_EQ(no_stop.status, 200);
+  EXPECT_EQ(no_stop.header("content-length"), std::to_string(no_stop.body.size()));  // its own length, not the recorded one
+  EXPECT_TRUE(no_stop.json()["choices"][0]["finish_reason"].is_null()) << no_stop.body;
+  const Response ok = roundtrip(c, request("POST", "/t/1/v1/chat/completions", R"({"n":3})"));
+  EXPECT_EQ(ok.body, completion);
+  c.send(request("POST", "/t/0/v1/messages", R"({"n":4})"));
+  c.fill();
+  EXPECT_EQ(c.buf.rfind("HTTP/1.1 529 Overloaded\r\n", 0), 0u) << c.buf.substr(0, 80);
 }
 
 TEST(Replay, WithAnUpstreamAMissIsRecordedAndMatchedFromThen) {

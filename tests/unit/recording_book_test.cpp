@@ -1,10 +1,12 @@
 // Which recording answers a replayed request (formats/recording_book.hpp,
 // docs/replay.md): the same JSON body whatever its key order and spacing,
 // the volatile fields left out by default, --match comparing just the
-// fields it names; among equal matches the request's own task and index,
-// then its task, then the first; a miss names the nearest recording's file
-// and line and the fields that differ; a --match field no recording has, a
-// name that is not a field name and a lossy recording are refused.
+// fields it names; among equal matches a whole 2xx answer, then the
+// request's own task and index, then its task, then the first; a miss names
+// the nearest recording's file and line and the fields that differ; a
+// --match field no recording has and a name that is not a field name are
+// refused; lines the plan broke or marked lossy are skipped, and refused
+// when nothing else is left.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -22,7 +24,7 @@ using relsim::RecordedExchange;
 using relsim::RecordingBook;
 
 RecordedExchange recorded(std::string body, std::int64_t task, std::int64_t index, std::string source,
-                          Dialect dialect = Dialect::anthropic) {
+                          Dialect dialect = Dialect::anthropic, bool complete = true) {
   RecordedExchange x;
   x.dialect = dialect;
   x.task = task;
@@ -30,7 +32,10 @@ RecordedExchange recorded(std::string body, std::int64_t task, std::int64_t inde
   x.method = "POST";
   x.path = dialect == Dialect::openai ? "/v1/chat/completions" : "/v1/messages";
   x.request_body = std::move(body);
+  x.entry = "ok";
   x.status = 200;
+  x.set_event_stream(true);
+  x.finish(complete, 1.0);
   x.source = std::move(source);
   return x;
 }
@@ -78,6 +83,11 @@ TEST(RecordingBook, AMissNamesTheNearestRecordingAndTheFieldsThatDiffer) {
   EXPECT_NE(f.why.find("the nearest is b.jsonl:1 (task 2, request 0), which differs in \"max_tokens\""),
             std::string::npos)
       << f.why;
+  // 16.0 is not 16: the miss names the field.
+  const RecordingBook::Found typed = book.find(
+      Dialect::anthropic, "/v1/messages",
+      R"({"model":"m","max_tokens":16.0,"stream":true,"messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_NE(typed.why.find("which differs in \"max_tokens\""), std::string::npos) << typed.why;
   const RecordingBook::Found none = RecordingBook({three()[0]}, {}).find(Dialect::openai, "/v1/chat/completions", "{}");
   EXPECT_NE(none.why.find("none in the openai dialect"), std::string::npos) << none.why;
 }
@@ -105,14 +115,33 @@ TEST(RecordingBook, BadMatchNamesAndLossyRecordingsAreRefused) {
   EXPECT_THROW(RecordingBook(three(), {"messages.0"}), InputError);
   // With no recording yet (a record-on-miss start), any field name is taken.
   EXPECT_NO_THROW(RecordingBook({}, {"temperature"}));
-  std::vector<RecordedExchange> lossy = three();
-  lossy[3].lossy = true;
+  std::vector<RecordedExchange> some = three();
+  some[3].lossy = true;
+  some[4].entry = "cut";
+  const RecordingBook kept(some, {});
+  EXPECT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept.skipped().lossy, 1u);
+  EXPECT_EQ(kept.skipped().broken, 1u);
+  for (RecordedExchange& x : some) x.entry = "stall";
   try {
-    RecordingBook(std::move(lossy), {});
-    FAIL() << "a lossy recording was taken";
+    RecordingBook(std::move(some), {});
+    FAIL() << "recordings that cannot be replayed were taken";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("b.jsonl:1: the exchange is marked lossy"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("none of the 5 recorded exchanges can be replayed: 5 were broken"),
+              std::string::npos)
+        << e.what();
   }
+}
+
+TEST(RecordingBook, AWhole2xxAnswerComesBeforeAnErrorOrABrokenOne) {
+  std::vector<RecordedExchange> xs = three();
+  xs[2].status = 529;  // task 1, index 1
+  xs.push_back(recorded(kHi, 0, 0, "c.jsonl:1", Dialect::anthropic, false));  // task 0, index 0, broke off
+  xs.push_back(recorded(kHi, 1, 1, "c.jsonl:2"));                             // task 1, index 1, whole
+  const RecordingBook book(xs, {});
+  const RecordingBook::Found f = book.find(Dialect::anthropic, "/v1/messages", kHi);
+  EXPECT_EQ(f.pick(1, 1)->source, "c.jsonl:2");  // whole, before the 529 at a.jsonl:3
+  EXPECT_EQ(f.pick(0, 0)->source, "a.jsonl:1");  // whole, before the broken c.jsonl:1
 }
 
 TEST(RecordingBook, ARecordingAddedOnAMissAnswersTheNextRequest) {

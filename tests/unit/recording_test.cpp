@@ -109,6 +109,15 @@ TEST(Recording, BadLinesAreRefusedWithFileLineAndReason) {
   expect_refused(with("\"body\":", "\"bodx\":"), "rec.jsonl:1: \"request.body\" is missing: it must be a string");
   expect_refused(with("\"status\":200", "\"status\":42"), "\"response.status\" is 42: it must be in [100, 999]");
   expect_refused(with("\"task\":7", "\"task\":-7"), "\"task\" is -7: it must be in [0, 2^63 - 1]");
+  // What a replay would send again: times it can wait out, headers it can write.
+  expect_refused(with("\"headers_ms\":4.5", "\"headers_ms\":1e13"),
+                 "\"response.headers_ms\" is 10000000000000.0: it must be in [0, 8.64e+07] ms");
+  expect_refused(with("\"end_ms\":40.25", "\"end_ms\":-1"), "\"response.end_ms\" is -1");
+  expect_refused(with("{\"ms\":5", "{\"ms\":-5"), "\"response.events[].ms\" is -5");
+  expect_refused(with("[\"content-type\",\"text/event-stream\"]", "[\"content-type\",\"a\\r\\nx: y\"]"),
+                 "a header name must be a token and a value must hold no CR, LF or NUL");
+  expect_refused(with("[\"content-type\",\"text/event-stream\"]", "[\"transfer-encoding \",\"x\"]"),
+                 "a header name must be a token");
   EXPECT_EQ(relsim::parse_recordings(good + "\n\n" + good + "\n", "rec.jsonl").size(), 2u);  // blank lines skipped
 }
 

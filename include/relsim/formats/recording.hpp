@@ -16,6 +16,8 @@
 namespace relsim {
 
 inline constexpr int kRecordingVersion = 1;
+// The latest time a recording may hold (a day, in ms): a reader refuses more.
+inline constexpr double kMaxRecordedMs = 86'400'000.0;
 
 // One exchange, filled as the hop goes.
 class RecordedExchange {
@@ -29,7 +31,7 @@ class RecordedExchange {
   std::optional<int> status;  // none: the upstream failed before its headers
   std::vector<std::pair<std::string, std::string>> response_headers;
   double headers_ms = 0.0;
-  std::string error;  // how the hop failed, when it did
+  std::string error;  // how the hop failed, when it did: before the headers, or the upstream broke off after them
 
   // Body bytes that arrived `ms` after the hop began. An event stream's
   // bytes are cut into events at their blank lines.

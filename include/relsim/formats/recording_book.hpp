@@ -4,10 +4,19 @@
 // its dialect and API path whose request body is the same JSON in the
 // fields compared: by default every top-level field but the volatile ones
 // (kVolatileFields), or just the fields `--match` names. Key order and
-// spacing do not count; values do, exactly. Among several recordings that
-// match, the one of the request's own task and index answers, else the
+// spacing do not count; values do, exactly (16 and 16.0 differ). Among
+// several recordings that match, a whole 2xx answer before an error or a
+// broken one, then the one of the request's own task and index, else the
 // first of its task, else the first of all (in file and line order), so a
 // replay is the same whatever order the requests come in.
+//
+// Only exchanges the proxy passed on untouched and read as far as the
+// upstream sent them are kept (replayable()): one a fault of the plan broke
+// (entry not "ok") was read only as far as the fault let the proxy read, or
+// held, and one whose client went away was not read to its end (complete
+// false, no error), so its answer or its timing is not the upstream's.
+// Lines marked lossy (bytes that were not UTF-8) are not kept either: they
+// cannot be sent as they came. Each is counted (skipped()).
 //
 // Thread-safe: a replay with --upstream adds what it records on a miss
 // while other requests look up.
@@ -29,14 +38,24 @@ namespace relsim {
 // is framed (stream_options), not what it says.
 inline constexpr std::string_view kVolatileFields[] = {"metadata", "stream_options", "user"};
 
+// Whether a replay keeps the exchange (above).
+bool replayable(const RecordedExchange& x);
+
 class RecordingBook {
  public:
   // `match`: the top-level request-body fields compared ([A-Za-z0-9_]{1,64}
   // each); empty: every field but kVolatileFields. Throws InputError for a
-  // lossy recording (its bytes were not all UTF-8: not replayable as sent),
-  // for a --match name that is not a field name, or for one that no
-  // recording's body has (when there are recordings).
+  // --match name that is not a field name, for one that no kept recording's
+  // body has, and when recordings were given but none can be kept.
   RecordingBook(std::vector<RecordedExchange> recordings, std::vector<std::string> match);
+
+  struct Skipped {
+    std::size_t broken = 0;       // a fault of the plan broke the answer on its way (entry not ok)
+    std::size_t client_gone = 0;  // the proxy stopped reading when its client went away
+    std::size_t lossy = 0;        // bytes that were not UTF-8 were replaced
+    std::size_t total() const { return broken + client_gone + lossy; }
+  };
+  const Skipped& skipped() const { return skipped_; }
 
   struct Found {
     std::vector<std::shared_ptr<const RecordedExchange>> matches;  // in file and line order; empty: none
@@ -47,7 +66,8 @@ class RecordingBook {
   // `path`: the API's own path (/v1/messages), a query ignored; `body` the
   // request's body as sent.
   Found find(Dialect dialect, std::string_view path, std::string_view body) const;
-  // A recording made on a miss (record-on-miss): later requests match it.
+  // A recording made on a miss (record-on-miss): later requests match it,
+  // when it is kept (as above).
   void add(RecordedExchange exchange);
   std::size_t size() const;
   const std::vector<std::string>& match() const { return match_; }
@@ -60,9 +80,12 @@ class RecordingBook {
   // The key of a request: dialect, path, and the compared fields as canonical JSON.
   std::string key_of(Dialect dialect, std::string_view path, std::string_view body) const;
   void add_locked(std::shared_ptr<const RecordedExchange> exchange);
-  std::string nearest_locked(Dialect dialect, std::string_view path, std::string_view body) const;
+  // Why no recording answers: the nearest of `candidates` and the fields that differ.
+  std::string nearest(const std::vector<std::shared_ptr<const RecordedExchange>>& candidates, std::size_t held,
+                      Dialect dialect, std::string_view path, std::string_view body) const;
 
   std::vector<std::string> match_;
+  Skipped skipped_;
   mutable std::mutex mu_;
   std::vector<Entry> all_;                                        // in file and line order
   std::unordered_map<std::string, std::vector<std::size_t>> by_key_;  // key -> indices into all_

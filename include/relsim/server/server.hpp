@@ -246,6 +246,9 @@ class Server {
   bool wait_finished(std::int64_t task, std::size_t count, std::chrono::milliseconds limit) const;
   std::size_t connections() const;  // open now
   std::size_t accepted() const;     // served since the start (open or closed)
+  // Replay mode: "N recorded exchanges" and what was skipped (for the
+  // banner); "" otherwise.
+  std::string replay_summary() const;
 
   // Closes the listener and every connection (held ones too), joins the
   // threads, then journals the requests still open as "stopped" and closes

@@ -1,8 +1,7 @@
 #pragma once
-// Internal to the server: relsim proxy --record DIR (docs/replay.md; the
-// format: formats/recording.hpp). Every
-// messages exchange the proxy forwards (either dialect) becomes one JSON
-// line of a file in DIR: the request as the client sent it, less its
+// Writing the recordings of relsim proxy --record DIR (docs/replay.md; the
+// format: recording.hpp). Every messages exchange the proxy forwards
+// (either dialect) becomes one JSON line of a file in DIR: the request as the client sent it, less its
 // credentials (x-api-key, authorization, and the headers --redact names,
 // which are left out, not masked), and the upstream's answer as it came,
 // before any fault broke it: status, headers, and for an event stream each
@@ -18,7 +17,7 @@
 
 #include "relsim/formats/recording.hpp"
 
-namespace relsim::mock {
+namespace relsim {
 
 class Recorder {
  public:
@@ -45,4 +44,4 @@ class Recorder {
   bool failed_ = false;  // a write failed: said once on stderr
 };
 
-}  // namespace relsim::mock
+}  // namespace relsim

@@ -1,5 +1,5 @@
 // relsim proxy --record (recorder.hpp).
-#include "server/recorder.hpp"
+#include "relsim/formats/recorder.hpp"
 
 #include <unistd.h>
 
@@ -15,7 +15,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/core/http_text.hpp"
 
-namespace relsim::mock {
+namespace relsim {
 
 Recorder::Recorder(const std::string& dir, const std::vector<std::string>& redact) {
   for (const std::string& name : redact) redact_.push_back(http_text::lower_case(name));
@@ -63,4 +63,4 @@ std::uint64_t Recorder::written() const {
   return written_;
 }
 
-}  // namespace relsim::mock
+}  // namespace relsim
