@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include "relsim/core/error.hpp"
-#include "relsim/core/rng.hpp"
 #include "relsim/core/outage.hpp"
+#include "relsim/core/rng.hpp"
 #include "relsim/formats/plan.hpp"
 #include "relsim/server/server.hpp"
 #include "cli/commands.hpp"
@@ -152,11 +152,6 @@ void declare_serve_rules(const ServeOptionsGiven& o) {
   needs_option(o.match, o.replay, "--match applies to a replay: give --replay DIR too");
   needs_option(o.upstream, o.replay,
                "--upstream applies to a replay (record-on-miss); to forward every request, use relsim proxy");
-  check_value<double>(o.pace, [](double pace) {
-    if (!(pace >= 0.0 && pace <= 1000.0))
-      throw InputError(fmt::format("pace = {:g} is out of range: it must be in [0, 1000] (1: as recorded, 0: at once)",
-                                   pace));
-  });
   check_value<double>(o.read_timeout, [](double seconds) {
     if (!(seconds >= 0.001 && seconds <= 3600.0))
       throw InputError(

@@ -54,9 +54,12 @@ std::string dump_json(const Json& value) {
   return out;
 }
 
-bool nested_deeper(const Json& value, std::size_t limit) {
+namespace {
+
+template <class AnyJson>
+bool deeper(const AnyJson& value, std::size_t limit) {
   // Depth first with an explicit stack: the check itself must not recurse.
-  std::vector<std::pair<const Json*, std::size_t>> todo{{&value, 0}};
+  std::vector<std::pair<const AnyJson*, std::size_t>> todo{{&value, 0}};
   while (!todo.empty()) {
     const auto [v, depth] = todo.back();
     todo.pop_back();
@@ -66,6 +69,11 @@ bool nested_deeper(const Json& value, std::size_t limit) {
   }
   return false;
 }
+
+}  // namespace
+
+bool nested_deeper(const Json& value, std::size_t limit) { return deeper(value, limit); }
+bool nested_deeper(const nlohmann::json& value, std::size_t limit) { return deeper(value, limit); }
 
 std::string json_excerpt(const Json& value, std::size_t max_chars) {
   if (nested_deeper(value, kMaxExcerptDepth))

@@ -88,7 +88,7 @@ ReadStats read_recordings_of(const std::vector<RecordedExchange>& exchanges, con
       continue;
     }
     // Not read to its end, and the upstream did not break off: the client went away first.
-    if (x.status && !x.complete() && x.error.empty()) {
+    if (x.stopped_early()) {
       add_skip(stats, "exchanges the proxy stopped reading when its client went away");
       continue;
     }

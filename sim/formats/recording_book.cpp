@@ -27,9 +27,8 @@ std::string_view path_only(std::string_view target) { return target.substr(0, ta
 // The body's compared fields, keys sorted; null when the body is not a JSON
 // object (or nests too deep), which is then compared as its bytes.
 Sorted view_of(std::string_view body, const std::vector<std::string>& match) {
-  const Json checked = Json::parse(body, nullptr, false);
-  if (!checked.is_object() || nested_deeper(checked, kMaxMatchNesting)) return nullptr;
   Sorted all = Sorted::parse(body, nullptr, false);
+  if (!all.is_object() || nested_deeper(all, kMaxMatchNesting)) return nullptr;
   Sorted out = Sorted::object();
   for (auto& [name, value] : all.items()) {
     const bool compared = match.empty() ? !is_volatile(name)
@@ -110,12 +109,19 @@ void RecordingBook::add_locked(std::shared_ptr<const RecordedExchange> exchange)
   all_.push_back({std::move(exchange), std::move(key)});
 }
 
+namespace {
+
+// A 2xx answer read to its end: what a request answered ok expects.
+bool whole_2xx(const RecordedExchange& x) { return x.status && *x.status / 100 == 2 && x.complete(); }
+
+}  // namespace
+
 bool replayable(const RecordedExchange& x) {
-  return x.entry == "ok" && !x.lossy && !(x.status && !x.complete() && x.error.empty());
+  return x.entry == "ok" && !x.lossy && !x.stopped_early();
 }
 
 void RecordingBook::add(RecordedExchange exchange) {
-  if (!replayable(exchange)) return;
+  if (!replayable(exchange) || !whole_2xx(exchange)) return;
   auto shared = std::make_shared<const RecordedExchange>(std::move(exchange));
   std::lock_guard lock(mu_);
   add_locked(std::move(shared));
@@ -145,12 +151,6 @@ RecordingBook::Found RecordingBook::find(Dialect dialect, std::string_view path,
   return {{}, nearest(same_dialect, held, dialect, path, body)};
 }
 
-namespace {
-
-// A 2xx answer read to its end: what a request answered ok expects.
-bool whole_2xx(const RecordedExchange& x) { return x.status && *x.status / 100 == 2 && x.complete(); }
-
-}  // namespace
 
 std::shared_ptr<const RecordedExchange> RecordingBook::Found::pick(std::int64_t task, std::int64_t index) const {
   std::shared_ptr<const RecordedExchange> best = matches.front();

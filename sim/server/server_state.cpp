@@ -112,6 +112,12 @@ TaskState* ServerState::live_task_locked(std::int64_t task, std::string& why) {
   return &tasks_.emplace(task, TaskState{}).first->second;
 }
 
+TaskState* ServerState::replay_task_locked(std::int64_t task, std::string& why) {
+  TaskState* t = live_task_locked(task, why);
+  if (t) t->endless_ok = true;
+  return t;
+}
+
 Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
   Popped p;
   p.dialect = r.dialect;
@@ -126,8 +132,7 @@ Popped ServerState::pop(std::int64_t task, LoggedRequest&& r) {
     } else if (auto it = tasks_.find(task); it != tasks_.end()) {
       found = &it->second;
     } else if (book_) {
-      found = live_task_locked(task, p.why);
-      if (found) found->endless_ok = true;
+      found = replay_task_locked(task, p.why);
     } else {
       p.why = fmt::format("task {} has no script: set one with POST /control/tasks/{}/script", task, task);
     }
@@ -193,9 +198,7 @@ void ServerState::log_unscripted(std::int64_t task, LoggedRequest&& r, int statu
     if (tasks_.find(task) == tasks_.end()) {
       // A replay answers any task: one whose first request missed is logged too.
       std::string why;
-      TaskState* t = book_ ? live_task_locked(task, why) : nullptr;
-      if (t == nullptr) return;
-      t->endless_ok = true;
+      if (!book_ || replay_task_locked(task, why) == nullptr) return;
     }
     line = journal_request(task, r);
   }

@@ -21,10 +21,10 @@
 #include <utility>
 #include <vector>
 
+#include "relsim/formats/recorder.hpp"
 #include "relsim/formats/recording_book.hpp"
 #include "relsim/server/server.hpp"
 #include "server/metrics.hpp"
-#include "relsim/formats/recorder.hpp"
 #include "server/request_journal.hpp"
 
 namespace boost::asio::ssl {
@@ -197,6 +197,8 @@ class ServerState {
   // The task's state, created if new; nullptr past max_tasks.
   // Outage and chain modes: the task's state, created if new; nullptr past max_tasks.
   TaskState* live_task_locked(std::int64_t task, std::string& why);
+  // Replay mode: a task no script was set for, created answering every request ok.
+  TaskState* replay_task_locked(std::int64_t task, std::string& why);
   std::size_t held_locked(std::int64_t task) const;
   std::size_t finished_locked(std::int64_t task) const;
   // Counts the holds that `match` and collects the wake-ups of those whose

@@ -18,8 +18,8 @@
 
 #include "relsim/core/error.hpp"
 #include "relsim/core/parse.hpp"
-#include "server/fault_steps.hpp"
 #include "relsim/formats/recorder.hpp"
+#include "server/fault_steps.hpp"
 #include "server/routes.hpp"
 #include "server/stream_fault.hpp"
 #include "server/upstream_framing.hpp"
@@ -431,10 +431,7 @@ net::awaitable<Outcome> forward(Connection& conn, const Request& req, std::int64
     if (rec) {
       rec->finish(false, ms_since(t0));  // when the answer was not read to its end (a cut, a client gone)
       conn.state().recorder()->write(*rec);
-      // A replay's record-on-miss: a whole 2xx answer answers the same request
-      // from now on (an error or a broken one is forwarded again next time).
-      if (RecordingBook* book = conn.state().book(); book && rec->complete() && rec->status && *rec->status / 100 == 2)
-        book->add(std::move(*rec));
+      if (RecordingBook* book = conn.state().book()) book->add(std::move(*rec));  // a replay's record-on-miss
     }
     co_return hop.outcome;
   }

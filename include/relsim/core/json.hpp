@@ -29,6 +29,9 @@ std::string json_excerpt(const Json& value, std::size_t max_chars = 200);
 // value itself is level 1), checked without recursing: before anything
 // that serialises it.
 bool nested_deeper(const Json& value, std::size_t limit);
+// The same for JSON with sorted keys (nlohmann::json: a canonical form, as a
+// replay compares request bodies).
+bool nested_deeper(const nlohmann::json& value, std::size_t limit);
 
 // The model's and policy's fields every JSON result starts with:
 // p, q, r, n, b, g, chain.

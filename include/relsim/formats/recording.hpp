@@ -51,6 +51,10 @@ class RecordedExchange {
   const std::vector<std::pair<double, std::string>>& events() const { return events_; }
   const std::string& body() const { return body_; }
   bool complete() const { return complete_; }
+  // The proxy stopped reading before the upstream's answer ended and the
+  // upstream did not break off (no error): a fault of the plan cut it, or
+  // the client went away. Not the upstream's whole answer.
+  bool stopped_early() const { return status.has_value() && !complete_ && error.empty(); }
   double end_ms() const { return end_ms_; }
   bool lossy = false;  // read from a line marked lossy: bytes that were not UTF-8 were replaced
   std::string source;  // read from a file: "FILE:LINE"; "" for one being recorded

@@ -66,8 +66,9 @@ class RecordingBook {
   // `path`: the API's own path (/v1/messages), a query ignored; `body` the
   // request's body as sent.
   Found find(Dialect dialect, std::string_view path, std::string_view body) const;
-  // A recording made on a miss (record-on-miss): later requests match it,
-  // when it is kept (as above).
+  // A recording made on a miss (record-on-miss): later requests match it
+  // when it is kept (as above) and a whole 2xx answer; an error or a broken
+  // answer is not kept, so the same request is forwarded again next time.
   void add(RecordedExchange exchange);
   std::size_t size() const;
   const std::vector<std::string>& match() const { return match_; }
