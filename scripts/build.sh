@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Configures (Release) and builds relsim into build/; the executable is build/relsim.
 #
-#   scripts/build.sh           # everything: the library, relsim, the tests and the benches (scripts/test.sh)
+#   scripts/build.sh           # everything the tests need: the library, relsim, the tests (scripts/test.sh);
+#                              # the benches are built by scripts/bench.sh (or --target benches)
 #   scripts/build.sh --main    # the relsim executable alone (scripts/main.sh): no tests, benches or MPI needed
 #
 # The first configure of build/ with --main leaves the tests and benches out;

@@ -29,6 +29,16 @@ std::string accepted_as_done(std::string_view kind, Dialect dialect) {
     return fmt::format("an error {} inside the stream was reported as done: the client ignores errors inside a stream",
                        openai ? "object" : "event");
   if (kind == "stall") return "a stalled stream was reported as done: the client took the part it had as the answer";
+  if (kind == "stall_first")
+    return "a stream stalled before its first event was reported as done: the client took no answer as one";
+  if (kind == "max_tokens")
+    return fmt::format("an answer stopped at its token limit ({}) was reported as done: the client does not read the "
+                       "stop reason",
+                       openai ? "finish_reason length" : "stop_reason max_tokens");
+  if (kind == "bad_tool_args")
+    return "a tool call whose arguments are not JSON was reported as done: the client does not parse them";
+  if (kind == "duplicate_event")
+    return "an answer with a content event sent twice was reported as done: the client takes the doubled text";
   return fmt::format("{} was reported as done: the client takes a failed request as an answer", a_(kind));
 }
 
@@ -47,7 +57,7 @@ std::string outcome_finding(const TaskAudit& a, const TaskObservation& o) {
   if ((seen == Outcome::done && want != Outcome::done) || seen == Outcome::partial_done)
     return accepted_as_done(a.expected_outcome.kind ? kind : a.blame, o.dialect);
   if (seen == Outcome::hang)
-    return kind == "stall" ? kStallHung
+    return kind == "stall" || kind == "stall_first" ? kStallHung
                            : fmt::format("the task hung after {}: the client waits for what never comes", a_(kind));
   if (seen == Outcome::crash) return escaped_loop(kind);
   if (seen == Outcome::env_error && want == Outcome::crash)
@@ -90,7 +100,7 @@ std::string finding_of_acceptance(FaultKind kind, Outcome word, Dialect dialect)
   switch (word) {
     case Outcome::done: line = accepted_as_done(k, dialect); break;
     case Outcome::hang:
-      line = kind == FaultKind::stall ? kStallHung
+      line = kind == FaultKind::stall || kind == FaultKind::stall_first ? kStallHung
              : kind == FaultKind::slow_headers
                  ? "slow headers hung the task: the client has no header timeout"
                  : fmt::format("the task hung on {}: the client waits for what never comes", a_(k));
@@ -108,7 +118,8 @@ Acceptance parse_acceptance(std::string_view spec) {
   const auto fail = [&](std::string_view part, const std::string& why) {
     throw InputError(fmt::format("--accept '{}': '{}' {}: give KIND=WORD,... with a fault kind (cut, no_stop, "
                                  "malformed, overloaded, stall, slow_headers, http_429, http_500, http_503, "
-                                 "http_529, reset, http_400) and done, env_error, crash, hang, harness_error or "
+                                 "http_529, reset, http_400, max_tokens, bad_tool_args, duplicate_event, "
+                                 "stall_first) and done, env_error, crash, hang, harness_error or "
                                  "partial_done",
                                  spec, part, why));
   };

@@ -99,7 +99,8 @@ TaskObservation observe_task(std::int64_t task, const std::vector<const RequestL
   // never got past (no retry, no report: it left only when its process did).
   const RequestLine* last = requests.empty() ? nullptr : requests.back();
   o.stopped = last && (last->end == RequestEnd::stopped ||
-                       (last->end == RequestEnd::client_gone && last->served && last->entry == FaultKind::stall));
+                       (last->end == RequestEnd::client_gone && last->served &&
+                        (last->entry == FaultKind::stall || last->entry == FaultKind::stall_first)));
   if (report) {
     o.reported = report->outcome;
     o.detail = report->detail;

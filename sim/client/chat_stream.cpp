@@ -32,12 +32,31 @@ void MessageStream::on_chunk(const SseEvent& ev) {
   if (choices->empty()) return;  // a usage chunk
   const nlohmann::json& choice = (*choices)[0];
   if (!choice.is_object()) throw StreamError(FaultKind::malformed, "a choice that is not an object");
-  if (const auto delta = choice.find("delta"); delta != choice.end() && delta->is_object())
+  if (const auto delta = choice.find("delta"); delta != choice.end() && delta->is_object()) {
     if (const auto content = delta->find("content"); content != delta->end()) {
+      if (content->is_string() && !content->get_ref<const std::string&>().empty()) {
+        if (ev.data == last_content_) saw(FaultKind::duplicate_event, "a chunk with content came twice running");
+        last_content_ = ev.data;
+      }
       if (content->is_string()) text_ += content->get<std::string>();
       else if (!content->is_null()) throw StreamError(FaultKind::malformed, "a delta whose content is not a string");
     }
-  if (const auto finish = choice.find("finish_reason"); finish != choice.end() && finish->is_string()) stopped_ = true;
+    if (const auto calls = delta->find("tool_calls"); calls != delta->end() && calls->is_array())
+      for (const nlohmann::json& call : *calls) {
+        if (!call.is_object()) continue;
+        const auto at = call.find("index");
+        const std::int64_t index = at != call.end() && at->is_number_integer() ? at->get<std::int64_t>() : 0;
+        std::string& arguments = tools_[index];
+        if (const auto f = call.find("function"); f != call.end() && f->is_object())
+          if (const auto piece = f->find("arguments"); piece != f->end() && piece->is_string())
+            arguments += piece->get<std::string>();
+      }
+  }
+  if (const auto finish = choice.find("finish_reason"); finish != choice.end() && finish->is_string()) {
+    stopped_ = true;
+    if (*finish == "length") saw(FaultKind::max_tokens, "the answer stopped at its token limit (finish_reason length)");
+    check_tool_arguments();
+  }
 }
 
 }  // namespace relsim

@@ -93,9 +93,24 @@ FaultKind fault_kind_of_status(int status) {
   }
 }
 
+void MessageStream::saw(FaultKind kind, std::string what) {
+  if (!wrong_) wrong_ = kind;
+  const bool checked = kind == FaultKind::duplicate_event ? checks_ == AnswerChecks::all : checks_ != AnswerChecks::none;
+  if (checked) throw StreamError(kind, std::move(what));
+}
+
+void MessageStream::check_tool_arguments() {
+  for (const auto& [index, arguments] : tools_)
+    if (!arguments.empty() && !nlohmann::json::accept(arguments))
+      saw(FaultKind::bad_tool_args, fmt::format("tool call {}: its arguments are not JSON: {}", index,
+                                                arguments.substr(0, 100)));
+  tools_.clear();
+}
+
 void MessageStream::on_event(const SseEvent& ev) {
   if (dialect_ == Dialect::openai) return on_chunk(ev);
-  if (ev.event != "error" && ev.event != "content_block_delta") {
+  if (ev.event != "error" && ev.event != "content_block_delta" && ev.event != "message_delta" &&
+      ev.event != "content_block_start" && ev.event != "content_block_stop") {
     // Nothing to read from these but the end: check that the data is a JSON
     // object without building it (the parse below only words the error).
     const std::size_t first = ev.data.find_first_not_of(" \t\n\r");
@@ -118,22 +133,38 @@ void MessageStream::on_event(const SseEvent& ev) {
       if (const auto t = e->find("type"); t != e->end() && t->is_string()) type = t->get<std::string>();
     throw StreamEventError(FaultKind::overloaded, fmt::format("the stream carried an error event: {}", type));
   }
+  const auto index = data.find("index");
+  const std::int64_t block = index != data.end() && index->is_number_integer() ? index->get<std::int64_t>() : -1;
   if (ev.event == "content_block_delta") {
     const auto delta = data.find("delta");
     if (delta == data.end() || !delta->is_object())
       throw StreamError(FaultKind::malformed, "content_block_delta without a delta object");
+    if (ev.data == last_content_) saw(FaultKind::duplicate_event, "a content_block_delta came twice running");
+    last_content_ = ev.data;
     const auto type = delta->find("type");
     if (type != delta->end() && *type == "text_delta") {
       const auto text = delta->find("text");
       if (text == delta->end() || !text->is_string())
         throw StreamError(FaultKind::malformed, "text_delta without a text string");
       text_ += text->get<std::string>();
+    } else if (type != delta->end() && *type == "input_json_delta" && tools_.count(block)) {
+      const auto piece = delta->find("partial_json");
+      if (piece != delta->end() && piece->is_string()) tools_[block] += piece->get<std::string>();
     }
+  } else if (ev.event == "content_block_start") {
+    const auto started = data.find("content_block");
+    if (started != data.end() && started->is_object())
+      if (const auto type = started->find("type"); type != started->end() && *type == "tool_use") tools_[block];
+  } else if (ev.event == "content_block_stop") {
+    if (tools_.count(block)) check_tool_arguments();
+  } else if (ev.event == "message_delta") {
+    const auto delta = data.find("delta");
+    if (delta != data.end() && delta->is_object() && delta->value("stop_reason", nlohmann::json()) == "max_tokens")
+      saw(FaultKind::max_tokens, "the answer stopped at its token limit (stop_reason max_tokens)");
   } else if (ev.event == "message_stop") {
     stopped_ = true;
   }
-  // message_start, content_block_start/stop, message_delta, ping and events
-  // this client does not know carry nothing it needs.
+  // message_start, ping and events this client does not know carry nothing it needs.
 }
 
 void MessageStream::on_end() const {

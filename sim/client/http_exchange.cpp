@@ -184,7 +184,14 @@ asio::awaitable<std::unique_ptr<Exchange>> TaskClient::create_message(std::int64
 // Reads the event stream to its end, an idle timeout between two events
 // (none under naive), and returns the answer.
 asio::awaitable<std::string> TaskClient::read_message(Exchange& ex) {
-  MessageStream message(cfg_.dialect);
+  // What the loop checks in a whole answer (AnswerChecks): nothing
+  // (naive); the stop reason and the tool arguments (layered, budgeted); and
+  // a repeated event as well (simple: every bad request a failed attempt).
+  const PolicyKind kind = cfg_.policy.kind;
+  const AnswerChecks checks = kind == PolicyKind::naive    ? AnswerChecks::none
+                              : kind == PolicyKind::simple ? AnswerChecks::all
+                                                           : AnswerChecks::stop_and_tools;
+  MessageStream message(cfg_.dialect, checks);
   SseParser sse;
   const bool idle = cfg_.policy.kind != PolicyKind::naive;
   Clock::time_point last_event = Clock::now();
@@ -213,7 +220,10 @@ asio::awaitable<std::string> TaskClient::read_message(Exchange& ex) {
       if (sse.events() != before) last_event = Clock::now();
     }
     if (ec == http::error::need_buffer) continue;
-    if (ec == beast::error::timeout) timed_out<StreamIdleTimeout>(limit, FaultKind::stall, "waiting for the next event");
+    // No event at all since the headers: stall_first; else a stall after content began.
+    if (ec == beast::error::timeout)
+      timed_out<StreamIdleTimeout>(limit, sse.events() == 0 ? FaultKind::stall_first : FaultKind::stall,
+                                   sse.events() == 0 ? "waiting for the first event" : "waiting for the next event");
     if (ec) fail(StreamError(FaultKind::cut, fmt::format("the stream broke off: {}", ec.message())));
   }
   try {
@@ -225,6 +235,11 @@ asio::awaitable<std::string> TaskClient::read_message(Exchange& ex) {
   }
   settle(true);
   give_back(ex);
+  // The loop takes the answer; what was wrong with it, the harness grades (task_harness.cpp).
+  if (const std::optional<FaultKind> wrong = message.wrong()) {
+    out_.seen.back() = wrong;
+    ++out_.wrong_answers;
+  }
   co_return message.text();
 }
 

@@ -16,6 +16,7 @@ namespace {
 constexpr std::array<std::string_view, kFaultKinds> kNames = {
     "cut",      "no_stop",  "malformed", "overloaded", "stall", "slow_headers",
     "http_429", "http_500", "http_503",  "http_529",   "reset", "http_400",
+    "max_tokens", "bad_tool_args", "duplicate_event", "stall_first",
 };
 
 std::string all_names() {
@@ -29,9 +30,15 @@ std::string all_names() {
 std::string_view to_string(FaultKind kind) { return kNames.at(static_cast<std::size_t>(kind)); }
 
 Stage stage_of(FaultKind kind) {
-  if (kind <= FaultKind::stall) return Stage::in_stream;
+  if (kind <= FaultKind::stall || kind == FaultKind::stall_first) return Stage::in_stream;
   if (kind == FaultKind::http_400) return Stage::fatal;
+  if (kind >= FaultKind::max_tokens) return Stage::content;
   return Stage::pre_response;
+}
+
+bool streams_answer(FaultKind kind) {
+  const Stage stage = stage_of(kind);
+  return stage == Stage::in_stream || stage == Stage::content;
 }
 
 FaultKind parse_fault_kind(std::string_view word) {
@@ -42,8 +49,7 @@ FaultKind parse_fault_kind(std::string_view word) {
 
 FaultWeights FaultWeights::in_stream_uniform() {
   FaultWeights w;
-  for (int i = 0; i < kFaultKinds; ++i)
-    if (stage_of(static_cast<FaultKind>(i)) == Stage::in_stream) w.weight[static_cast<std::size_t>(i)] = 1.0;
+  for (int i = 0; i <= static_cast<int>(FaultKind::stall); ++i) w.weight[static_cast<std::size_t>(i)] = 1.0;
   return w;
 }
 

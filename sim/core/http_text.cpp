@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <iterator>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -53,6 +55,49 @@ std::size_t sse_event_end(std::string_view text, std::size_t from) {
   if (lf == std::string_view::npos && crlf == std::string_view::npos) return std::string_view::npos;
   if (crlf == std::string_view::npos || (lf != std::string_view::npos && lf < crlf)) return lf + 2;
   return crlf + 4;
+}
+
+std::string sse_event(std::string_view name, std::string_view data) {
+  return fmt::format("event: {}\ndata: {}\n\n", name, data);
+}
+
+std::string data_event(std::string_view data) { return fmt::format("data: {}\n\n", data); }
+
+namespace {
+
+// The values of an event's `NAME:` lines, in order (one leading space
+// dropped, as SSE says).
+std::vector<std::string_view> field_values(std::string_view event, std::string_view name) {
+  std::vector<std::string_view> out;
+  for (std::size_t at = 0; at < event.size();) {
+    const std::size_t nl = std::min(event.find('\n', at), event.size());
+    std::string_view line = event.substr(at, nl - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > name.size() && line.substr(0, name.size()) == name && line[name.size()] == ':') {
+      line.remove_prefix(name.size() + 1);
+      if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      out.push_back(line);
+    }
+    at = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string sse_data(std::string_view event) {
+  std::string out;
+  bool first = true;
+  for (const std::string_view v : field_values(event, "data")) {
+    if (!std::exchange(first, false)) out += '\n';
+    out += v;
+  }
+  return out;
+}
+
+std::string_view sse_event_name(std::string_view event) {
+  const std::vector<std::string_view> names = field_values(event, "event");
+  return names.empty() ? std::string_view() : names.front();
 }
 
 }  // namespace relsim::http_text

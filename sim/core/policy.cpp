@@ -99,11 +99,13 @@ OutcomeClass outcome_class(int index) {
 
 namespace {
 
-Reaction end_with(Outcome outcome, std::optional<FaultKind> kind) { return {false, OutcomeClass{outcome, kind}, {}}; }
+Reaction end_with(Outcome outcome, std::optional<FaultKind> kind) {
+  return {false, false, OutcomeClass{outcome, kind}, {}};
+}
 
-Reaction retry_http(const CallState& st) { return {false, std::nullopt, {st.http + 1, st.stream, st.used + 1}}; }
+Reaction retry_http(const CallState& st) { return {false, false, std::nullopt, {st.http + 1, st.stream, st.used + 1}}; }
 
-Reaction retry_stream(const CallState& st) { return {false, std::nullopt, {0, st.stream + 1, st.used + 1}}; }
+Reaction retry_stream(const CallState& st) { return {false, false, std::nullopt, {0, st.stream + 1, st.used + 1}}; }
 
 bool is_connection_or_timeout(FaultKind k) {
   return k == FaultKind::cut || k == FaultKind::no_stop || k == FaultKind::malformed ||
@@ -113,7 +115,7 @@ bool is_connection_or_timeout(FaultKind k) {
 }  // namespace
 
 Reaction react(const Policy& policy, const CallState& st, std::optional<FaultKind> fault) {
-  if (!fault) return {true, std::nullopt, {}};
+  if (!fault) return {true, false, std::nullopt, {}};
   const FaultKind kind = *fault;
   // A 400 is the caller's bug: never retried, raised to the harness.
   if (stage_of(kind) == Stage::fatal) return end_with(Outcome::harness_error, std::nullopt);
@@ -122,15 +124,20 @@ Reaction react(const Policy& policy, const CallState& st, std::optional<FaultKin
     case PolicyKind::simple:
       return st.stream < policy.r ? retry_stream(st) : end_with(Outcome::env_error, kind);
     case PolicyKind::naive:
+      // A whole 200 stream is an answer to a loop that checks nothing.
+      if (stage_of(kind) == Stage::content) return {true, true, std::nullopt, {}};
       if (pre && st.http < policy.s) return retry_http(st);
       // What escapes the HTTP layer: the stream layer catches only connection
       // and timeout errors; a status error or an in-stream `event: error`
       // escapes as a crash, and without an idle timeout a stall hangs.
-      if (kind == FaultKind::stall) return end_with(Outcome::hang, std::nullopt);
+      if (kind == FaultKind::stall || kind == FaultKind::stall_first) return end_with(Outcome::hang, std::nullopt);
       if (!is_connection_or_timeout(kind)) return end_with(Outcome::crash, kind);
       return st.stream < policy.r ? retry_stream(st) : end_with(Outcome::crash, kind);
     case PolicyKind::layered:
     case PolicyKind::budgeted: {
+      // The stream layer checks the answer: its stop reason and its tool
+      // arguments. A text delta sent twice reads as text, and passes.
+      if (kind == FaultKind::duplicate_event) return {true, true, std::nullopt, {}};
       // Each fault is retried by exactly one layer.
       Reaction next;
       if (pre) next = st.http < policy.s ? retry_http(st) : end_with(Outcome::env_error, kind);
@@ -147,14 +154,16 @@ bool TaskRunner::feed(std::optional<FaultKind> fault) {
   RELSIM_ASSERT(!ended_);
   const Reaction re = react(policy_, state_, fault);
   ++requests_;
+  last_bad_ = fault.has_value();
   if (re.ended) {
     ended_ = true;
     outcome_ = *re.ended;
   } else if (re.call_done) {
     state_ = {};
+    trusted_bad_ = trusted_bad_ || re.trusted_bad;
     if (++call_ == policy_.n) {
       ended_ = true;
-      outcome_ = {Outcome::done, std::nullopt};
+      outcome_ = {trusted_bad_ ? Outcome::partial_done : Outcome::done, std::nullopt};
     }
   } else {
     state_ = re.next;

@@ -231,7 +231,10 @@ std::array<double, kFaultKinds> TimeModel::nan_fault_seconds() {
 
 double TimeModel::seconds_of(std::optional<FaultKind> fault) const {
   if (!fault) return request_seconds;
-  const double s = fault_seconds[static_cast<std::size_t>(*fault)];
+  double s = fault_seconds[static_cast<std::size_t>(*fault)];
+  // A stall before the first event waits for the same idle timeout as one
+  // after it, unless it is given its own seconds.
+  if (std::isnan(s) && *fault == FaultKind::stall_first) s = fault_seconds[static_cast<std::size_t>(FaultKind::stall)];
   return std::isnan(s) ? request_seconds : s;
 }
 
@@ -280,7 +283,7 @@ std::array<double, kFaultKinds> parse_fault_seconds(std::string_view spec, doubl
   auto out = TimeModel::nan_fault_seconds();
   if (spec == "timeouts") {
     out[static_cast<std::size_t>(FaultKind::slow_headers)] = header_timeout;
-    out[static_cast<std::size_t>(FaultKind::stall)] = idle_timeout;
+    out[static_cast<std::size_t>(FaultKind::stall)] = idle_timeout;  // stall_first too (seconds_of)
     return out;
   }
   if (spec.empty()) throw InputError("fault-seconds is empty: give KIND=SECONDS,... or timeouts");

@@ -94,6 +94,14 @@ struct Walk {
   std::map<const Eigen::MatrixXd*, Step> step_cache;  // the steps outlive the walk: stable keys
   Vec attempts, bad_attempts, seconds;
   Mat fail_exit, advance_seconds;
+  // Calls that took a content fault's answer (Reaction::trusted_bad): the
+  // same as succeed_at, advance_seconds, succeed_by_micros and
+  // most_on_success, kept apart for the trust bit.
+  std::vector<Mat> trusted_at;
+  Mat trusted_seconds;
+  std::map<std::int64_t, Eigen::MatrixXd> trusted_by_micros;
+  Eigen::MatrixXi most_on_trusted;
+  bool trusts = false;
   CallMatrices& c;
   WalkMemo::Impl* memo = nullptr;  // the reactions, replayed (replay) or recorded
   bool replay = false;
@@ -126,6 +134,7 @@ struct Walk {
     seconds = Vec::Zero(k);
     fail_exit = Mat::Zero(k, k);
     advance_seconds = Mat::Zero(k, k);
+    trusted_seconds = Mat::Zero(k, k);
     if (walk_memo) use_memo(walk_memo->impl());
   }
 
@@ -169,8 +178,10 @@ struct Walk {
     return it->second;
   }
 
-  // One call state at `used` requests: its good request, then each fault kind.
-  void visit(const CallState& state, const Node& node, Layer& next, Mat& succeed) {
+  // One call state at `used` requests: its good request, then each fault
+  // kind; a call that ends on an answer goes to `succeed`, or to `trusted`
+  // when the answer was a content fault's.
+  void visit(const CallState& state, const Node& node, Layer& next, Mat& succeed, Mat& trusted) {
     const int used = state.used;
     const LaneData& lane = lane_at(used);
     const Mat& d_good = lane.d_good;
@@ -196,18 +207,39 @@ struct Walk {
     bad_attempts += bad.mass;
     for (int kind = 0; kind < kFaultKinds; ++kind) {
       const double w = lane.weight[static_cast<std::size_t>(kind)];
-      if (w > 0.0) visit_fault(state, node, lane, bad, static_cast<FaultKind>(kind), w, next);
+      if (w > 0.0) visit_fault(state, node, lane, bad, static_cast<FaultKind>(kind), w, next, trusted);
     }
   }
 
+  // A content fault the call took as its answer: the call ends as on a good
+  // request, into `trusted`, from the bad request's state.
+  void trust(int used, const Node& node, const LaneData& lane, const Bad& bad, FaultKind kind, double w,
+             double duration, Mat& trusted) {
+    trusts = true;
+    const Step& gap = step_of(steps.gap(kind));
+    trusted.noalias() += w * (bad.reach * gap.value);
+    const Mat finish = bad.pattern * gap.pattern;
+    for (Eigen::Index i = 0; i < k; ++i)
+      for (Eigen::Index j = 0; j < k; ++j)
+        if (finish(i, j) > 0.0) most_on_trusted(i, j) = used + 1;
+    if (!clock) return;
+    if (clock->track_done)
+      trusted_seconds.noalias() += w * ((node.time_reach * lane.d_bad + duration * bad.reach) * gap.value);
+    for (const auto& [t, m] : node.by_micros)
+      accumulate(trusted_by_micros, t + to_micros(duration), Eigen::MatrixXd(w * (m * lane.d_bad * gap.value)));
+  }
+
   void visit_fault(const CallState& state, const Node& node, const LaneData& lane, const Bad& bad, FaultKind kind,
-                   double w, Layer& next) {
+                   double w, Layer& next, Mat& trusted) {
     const int used = state.used;
     const Mat& d_bad = lane.d_bad;
     const Reaction re = reaction(state, kind);
-    RELSIM_ASSERT(!re.call_done);
     const double duration = clock ? lane.clock->duration(kind) : 0.0;
     if (clock) seconds += (w * duration) * bad.mass;
+    if (re.call_done) {
+      RELSIM_ASSERT(re.trusted_bad);
+      return trust(used, node, lane, bad, kind, w, duration, trusted);
+    }
     if (re.ended) {
       accumulate(ends, std::pair{index_of(*re.ended), used + 1}, Mat(w * bad.reach));
       fail_exit += w * (bad.reach * step_of(steps.gap(kind)).value);
@@ -244,6 +276,7 @@ struct Walk {
     c.most = policy.max_requests_per_call();
     c.most_on_success = Eigen::MatrixXi::Constant(k, k, -1);
     c.most_on_failure = Eigen::VectorXi::Constant(k, -1);
+    most_on_trusted = Eigen::MatrixXi::Constant(k, k, -1);
     Mat advance = Mat::Zero(k, k);
     // react never takes http past s nor stream past r (policy.hpp).
     const int https = std::max(policy.s, 0) + 1, streams = policy.r + 1;
@@ -254,13 +287,14 @@ struct Walk {
     if (clock && clock->track_times) first.by_micros[0] = Mat::Identity(k, k);
     for (int used = 0; used < c.most && layer.count > 0; ++used) {
       next.clear();
-      Mat succeed = Mat::Zero(k, k);
+      Mat succeed = Mat::Zero(k, k), trusted = Mat::Zero(k, k);
       for (int http = 0; http < https; ++http)
         for (int stream = 0; stream < streams; ++stream) {
           const auto i = static_cast<std::size_t>(http * streams + stream);
-          if (layer.live[i]) visit(CallState{http, stream, used}, layer.nodes[i], next, succeed);
+          if (layer.live[i]) visit(CallState{http, stream, used}, layer.nodes[i], next, succeed, trusted);
         }
       c.succeed_at.emplace_back(succeed);
+      trusted_at.push_back(trusted);
       advance += succeed;
       std::swap(layer, next);
     }
@@ -279,6 +313,68 @@ struct Walk {
     if (clock && clock->track_done) c.advance_seconds = advance_seconds;
     c.fail_exit = fail_exit;
     add_endings();
+    if (trusts) add_trust_bit();
+  }
+
+  // [[clean, trusted], [0, clean + trusted]]: a call's move of the doubled state.
+  static Eigen::MatrixXd doubled(const Eigen::MatrixXd& clean, const Eigen::MatrixXd& trusted) {
+    const Eigen::Index n = clean.rows();
+    Eigen::MatrixXd out = Eigen::MatrixXd::Zero(2 * n, 2 * n);
+    out.topLeftCorner(n, n) = clean;
+    out.topRightCorner(n, n) = trusted;
+    out.bottomRightCorner(n, n) = clean + trusted;
+    return out;
+  }
+  // The rows of m, then the same rows again: a column over the doubled state.
+  template <class M>
+  static M twice(const M& m) {
+    M out(2 * m.rows(), m.cols());
+    out.topRows(m.rows()) = m;
+    out.bottomRows(m.rows()) = m;
+    return out;
+  }
+
+  // Doubles every matrix of c for the trust bit (CallMatrices::trust_bit).
+  void add_trust_bit() {
+    c.trust_bit = true;
+    c.succeed_flat.clear();
+    for (std::size_t u = 0; u < c.succeed_at.size(); ++u) {
+      c.succeed_at[u] = doubled(c.succeed_at[u], Eigen::MatrixXd(trusted_at[u]));
+      const Eigen::MatrixXd& m = c.succeed_at[u];
+      for (Eigen::Index i = 0; i < m.rows(); ++i)
+        for (Eigen::Index j = 0; j < m.cols(); ++j) c.succeed_flat.push_back(m(i, j));
+    }
+    Mat trusted_sum = Mat::Zero(k, k);
+    for (const Mat& m : trusted_at) trusted_sum += m;
+    c.advance = doubled(c.advance, Eigen::MatrixXd(trusted_sum));
+    c.success_col = c.advance * Eigen::VectorXd::Ones(2 * k);
+    for (Ending& e : c.endings) e.col = twice(e.col);
+    c.end_cols = twice(c.end_cols);
+    // An ending leads to the next task, which starts clean.
+    Eigen::MatrixXd exit = Eigen::MatrixXd::Zero(2 * k, 2 * k);
+    exit.topLeftCorner(k, k) = c.fail_exit;
+    exit.bottomLeftCorner(k, k) = c.fail_exit;
+    c.fail_exit = exit;
+    c.attempts_col = twice(c.attempts_col);
+    c.bad_col = twice(c.bad_col);
+    c.seconds_col = twice(c.seconds_col);
+    if (c.advance_seconds.size() > 0) c.advance_seconds = doubled(c.advance_seconds, Eigen::MatrixXd(trusted_seconds));
+    std::map<std::int64_t, Eigen::MatrixXd> by_micros;
+    const Eigen::MatrixXd none = Eigen::MatrixXd::Zero(k, k);
+    for (const auto& [t, m] : c.succeed_by_micros) {
+      const auto it = trusted_by_micros.find(t);
+      by_micros[t] = doubled(m, it == trusted_by_micros.end() ? none : it->second);
+    }
+    for (const auto& [t, m] : trusted_by_micros)
+      if (!c.succeed_by_micros.count(t)) by_micros[t] = doubled(none, m);
+    c.succeed_by_micros = std::move(by_micros);
+    for (auto& entry : c.end_by_micros) entry.second = twice(entry.second);
+    Eigen::MatrixXi most = Eigen::MatrixXi::Constant(2 * k, 2 * k, -1);
+    most.topLeftCorner(k, k) = c.most_on_success;
+    most.topRightCorner(k, k) = most_on_trusted;
+    most.bottomRightCorner(k, k) = c.most_on_success.cwiseMax(most_on_trusted);
+    c.most_on_success = most;
+    c.most_on_failure = twice(c.most_on_failure);
   }
 
   // Fills c.endings, c.end_classes and c.end_cols from `ends`.
@@ -299,6 +395,14 @@ struct Walk {
 }  // namespace
 
 std::int64_t to_micros(double seconds) { return std::llround(seconds * 1e6); }
+
+Eigen::RowVectorXd lifted(const CallMatrices& c, const Eigen::RowVectorXd& start) {
+  if (!c.trust_bit || start.size() == c.advance.rows()) return start;
+  RELSIM_ASSERT(start.size() == c.clean_states());
+  Eigen::RowVectorXd out = Eigen::RowVectorXd::Zero(2 * start.size());
+  out.head(start.size()) = start;
+  return out;
+}
 
 Steps discrete_steps(const Chain& chain) {
   Steps s;

@@ -90,7 +90,21 @@ struct CallMatrices {
   // state i to state j on a path of positive probability (-1: none).
   Eigen::MatrixXi most_on_success;
   Eigen::VectorXi most_on_failure;
+
+  // The trust bit (docs/model.md, Content faults): when a call can take a
+  // content fault's wrong answer as its own (naive), the hidden state is
+  // doubled, and its second half says that some call of the task did. Every
+  // matrix above is then over 2k states: a call moves a task from the first
+  // half to the second when it trusts a bad answer, never back; an ending
+  // leads to the next task's clean half. A task alive after its last call
+  // is done from the first half, partial_done from the second.
+  bool trust_bit = false;
+  // The states of a task that has trusted no bad answer: all, or the first half.
+  Eigen::Index clean_states() const { return trust_bit ? advance.rows() / 2 : advance.rows(); }
 };
+
+// `start` over the chain's states, put in the clean half when c has a trust bit.
+Eigen::RowVectorXd lifted(const CallMatrices& c, const Eigen::RowVectorXd& start);
 
 // `bad`: P(request bad | hidden state). `memo`: reactions to replay, or to
 // record for the next walk (ExactOptions::walk_memo).

@@ -9,6 +9,7 @@
 #include "exact/call_matrices.hpp"
 #include "exact/cost.hpp"
 #include "exact/exact_internal.hpp"
+#include "exact/requests_distribution.hpp"
 
 namespace relsim {
 namespace exact_detail {
@@ -39,11 +40,17 @@ class DonePath {
     if (!on_) return;
     for (std::size_t l = 0; l < w_.size(); ++l) w_[l] = next_[l] / s;
   }
-  // E[wall time | done] after n calls with `think` seconds between them.
-  double mean(std::int64_t n, double think) const {
+  // E[wall time | done] after n calls with `think` seconds between them,
+  // `v` the normalised forward vector after the last call: done is its
+  // first `clean` states (CallMatrices::clean_states).
+  double mean(std::int64_t n, double think, const std::vector<double>& v, std::size_t clean) const {
     if (!on_) return std::numeric_limits<double>::quiet_NaN();
-    double calls = 0.0;
-    for (const double x : w_) calls += x;
+    double calls = 0.0, share = 0.0;
+    for (std::size_t l = 0; l < clean; ++l) calls += w_[l];
+    if (clean < w_.size()) {
+      for (std::size_t l = 0; l < clean; ++l) share += v[l];
+      calls /= share;
+    }
     return calls + static_cast<double>(n - 1) * think;
   }
 
@@ -62,11 +69,27 @@ std::vector<double> row_major(const Eigen::MatrixXd& m) {
   return out;
 }
 
+// With the trust bit, the tasks alive after the last call in its second
+// half took a bad answer: their mass (of `alive`, by the normalised forward
+// vector `v`) goes to partial_done, and log10_success keeps the clean
+// half's. Returns the done mass.
+double split_trusted(const CallMatrices& c, const std::vector<double>& v, double alive, Totals& t) {
+  if (!c.trust_bit) return alive;
+  const auto clean = static_cast<std::size_t>(c.clean_states());
+  double clean_share = 0.0, trusted_share = 0.0;
+  for (std::size_t l = 0; l < v.size(); ++l) (l < clean ? clean_share : trusted_share) += v[l];
+  t.outcomes[static_cast<std::size_t>(index_of(OutcomeClass{Outcome::partial_done, std::nullopt}))] +=
+      alive * trusted_share;
+  t.log10_success += clean_share > 0.0 ? std::log10(clean_share) : -std::numeric_limits<double>::infinity();
+  return alive * clean_share;
+}
+
 }  // namespace
 
-Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64_t n, bool want_exit, double think,
-              double goes_on) {
+Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& chain_start, std::int64_t n, bool want_exit,
+              double think, double goes_on) {
   RELSIM_ASSERT(!want_exit || goes_on == 1.0);
+  const Eigen::RowVectorXd start = lifted(c, chain_start);
   Totals t;
   const Eigen::Index k = start.size();
   const Eigen::Index m_end = c.end_cols.cols();
@@ -129,10 +152,11 @@ Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64
     for (Eigen::Index l = 0; l < k; ++l) v[static_cast<std::size_t>(l)] = next[static_cast<std::size_t>(l)] / s;
     done.normalise(s);
   }
-  t.mean_seconds_done = done.mean(n, think);
+  t.mean_seconds_done = done.mean(n, think, v, static_cast<std::size_t>(c.clean_states()));
+  const double done_alive = split_trusted(c, v, alive, t);
   // Below about 1e-300 the running product has lost digits to denormals;
   // the sum of logarithms has not.
-  t.success = t.log10_success < -300.0 ? std::pow(10.0, t.log10_success) : alive;
+  t.success = t.log10_success < -300.0 ? std::pow(10.0, t.log10_success) : done_alive;
   t.outcomes[0] = t.success;
   if (want_exit) {
     for (Eigen::Index l = 0; l < k; ++l) exit[static_cast<std::size_t>(l)] += alive * v[static_cast<std::size_t>(l)];
@@ -141,7 +165,8 @@ Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64
   return t;
 }
 
-std::int64_t worst_case(const CallMatrices& c, const Eigen::RowVectorXd& start, std::int64_t n) {
+std::int64_t worst_case(const CallMatrices& c, const Eigen::RowVectorXd& chain_start, std::int64_t n) {
+  const Eigen::RowVectorXd start = lifted(c, chain_start);
   const Eigen::Index k = start.size();
   // best(i): most requests so far on a positive path whose next call starts in state i.
   std::vector<std::int64_t> best(static_cast<std::size_t>(k), -1), next(static_cast<std::size_t>(k));
@@ -167,97 +192,6 @@ std::int64_t worst_case(const CallMatrices& c, const Eigen::RowVectorXd& start, 
   }
   for (auto b : best) most = std::max(most, b);
   return most;
-}
-
-// ended[o][m], P(outcome o after exactly m requests), appended to
-// out.requests in ExactResult's order: by m, then by outcome.
-void append_requests(const std::vector<std::vector<double>>& ended, ExactResult& out) {
-  std::size_t longest = 0;
-  for (const auto& bins : ended) longest = std::max(longest, bins.size());
-  for (std::size_t m = 0; m < longest; ++m)
-    for (int o = 0; o < kOutcomes; ++o) {
-      const auto& bins = ended[static_cast<std::size_t>(o)];
-      if (m < bins.size() && bins[m] > 0.0)
-        out.requests.push_back({static_cast<std::int64_t>(m), static_cast<Outcome>(o), bins[m]});
-    }
-}
-
-// The distribution of requests per task: the forward vectors split by the
-// number of extra requests (beyond one per call) so far. Its ends are
-// trimmed where their mass falls below options.prune_below, and the whole
-// is given up when it would cost more than options.max_distribution_work.
-void distribution(const CallMatrices& c, const Eigen::RowVectorXd& start, const Policy& policy,
-                  const ExactOptions& options, ExactResult& out) {
-  const Eigen::Index k = start.size();
-  const int most = c.most;
-  const double per_bin =
-      static_cast<double>(most) * static_cast<double>(k * k) + static_cast<double>(c.endings.size() * k);
-  constexpr std::size_t kMaxBins = 20'000'000;
-
-  // cur holds bins lo .. lo + width - 1 of the extra-request count, k entries each.
-  std::vector<double> cur(start.data(), start.data() + k), next;
-  std::int64_t lo = 0;
-  // ended[o][m]: P(the task ends with outcome o after exactly m requests).
-  std::vector<std::vector<double>> ended(kOutcomes);
-  double work = 0.0;
-  auto give_up = [&] {
-    out.requests.clear();
-    out.distribution_complete = false;
-  };
-  for (std::int64_t j = 0; j < policy.n; ++j) {
-    const std::int64_t width = static_cast<std::int64_t>(cur.size()) / k;
-    if (width == 0) break;
-    work += static_cast<double>(width) * per_bin;
-    if (work > options.max_distribution_work) return give_up();
-    for (const Ending& e : c.endings) {
-      auto& bins = ended[static_cast<std::size_t>(outcome_class(e.outcome_class).outcome)];
-      for (std::int64_t x = 0; x < width; ++x) {
-        Eigen::Map<const Eigen::RowVectorXd> u(cur.data() + x * k, k);
-        const double mass = u.dot(e.col);
-        if (!(mass > 0.0)) continue;
-        const auto m = static_cast<std::size_t>(j + lo + x + e.requests);
-        if (m >= kMaxBins) return give_up();
-        if (bins.size() <= m) bins.resize(m + 1, 0.0);
-        bins[m] += mass;
-      }
-    }
-    // next[x + c - 1] += cur[x] S_c, as one streaming loop over x per
-    // (c, i, j) so that it vectorises.
-    next.assign(static_cast<std::size_t>((width + most - 1) * k), 0.0);
-    for (int used = 1; used <= most; ++used)
-      for (Eigen::Index i = 0; i < k; ++i)
-        for (Eigen::Index jj = 0; jj < k; ++jj) {
-          const double s = c.succeed_flat[static_cast<std::size_t>(((used - 1) * k + i) * k + jj)];
-          if (s == 0.0) continue;
-          const double* src = cur.data() + i;
-          double* dst = next.data() + (used - 1) * k + jj;
-          for (std::int64_t x = 0; x < width; ++x) dst[x * k] += src[x * k] * s;
-        }
-    // Trim negligible ends.
-    std::int64_t first = 0, last = width + most - 2;
-    auto mass = [&](std::int64_t x) {
-      double s = 0.0;
-      for (Eigen::Index i = 0; i < k; ++i) s += next[static_cast<std::size_t>(x * k + i)];
-      return s;
-    };
-    while (first <= last && mass(first) < options.prune_below) out.pruned_mass += mass(first++);
-    while (last >= first && mass(last) < options.prune_below) out.pruned_mass += mass(last--);
-    cur.assign(next.begin() + first * k, next.begin() + (last + 1) * k);
-    lo += first;
-  }
-  // Whatever is still alive after the last call is done.
-  auto& done = ended[static_cast<std::size_t>(Outcome::done)];
-  const std::int64_t width = static_cast<std::int64_t>(cur.size()) / k;
-  for (std::int64_t x = 0; x < width; ++x) {
-    double s = 0.0;
-    for (Eigen::Index i = 0; i < k; ++i) s += cur[static_cast<std::size_t>(x * k + i)];
-    if (!(s > 0.0)) continue;
-    const auto m = static_cast<std::size_t>(policy.n + lo + x);
-    if (m >= kMaxBins) return give_up();
-    if (done.size() <= m) done.resize(m + 1, 0.0);
-    done[m] += s;
-  }
-  append_requests(ended, out);
 }
 
 // With tool calls (docs/tool_model.md, Exact): Totals ran with a = P(ok),
@@ -286,6 +220,9 @@ void add_tool_outcomes(const ToolModel& tools, const Totals& t, std::int64_t n, 
 
 ExactResult result_from(const CallMatrices& c, const Eigen::RowVectorXd& start, const Policy& policy,
                         const ExactOptions& options, double think) {
+  if (options.tools && c.trust_bit)
+    throw InputError("tool-faults: a loop that takes a content fault's answer as its own (naive, with max_tokens, "
+                     "bad_tool_args or duplicate_event) is not covered with tool calls yet; leave out one of them");
   const double goes_on = options.tools ? tool_shares(*options.tools).goes_on() : 1.0;
   const Totals t = totals(c, start, policy.n, false, think, goes_on);
   ExactResult out;
@@ -305,7 +242,7 @@ ExactResult result_from(const CallMatrices& c, const Eigen::RowVectorXd& start, 
   // When every tool call ends the task, only the first model call is sent.
   out.max_requests = worst_case(c, start, goes_on > 0.0 ? policy.n : 1);
   if (options.tools) add_tool_outcomes(*options.tools, t, policy.n, out);
-  if (options.distribution && !options.tools) distribution(c, start / start.sum(), policy, options, out);
+  if (options.distribution && !options.tools) requests_distribution(c, start / start.sum(), policy, options, out);
   else out.distribution_complete = false;
   return out;
 }
@@ -328,10 +265,13 @@ void check_fallback(const Fallback& fallback, const ExactOptions& options, const
 Eigen::RowVectorXd continuous_start_of(const CallMatrices& c, const Eigen::RowVectorXd& initial, std::int64_t n) {
   const Eigen::Index k = initial.size();
   // K(i, j): P(the next task's first request is in state j | this task's is in i).
+  // With the trust bit, the next task starts clean whatever this one trusted.
   Eigen::MatrixXd K(k, k);
   for (Eigen::Index i = 0; i < k; ++i) {
     const Totals t = totals(c, Eigen::RowVectorXd::Unit(k, i), n, true, 0.0);
-    K.row(i) = t.exit / t.exit.sum();
+    Eigen::RowVectorXd exit = t.exit.head(k);
+    if (c.trust_bit) exit += t.exit.tail(k);
+    K.row(i) = exit / exit.sum();
   }
   return long_run_distribution(K, initial);
 }

@@ -217,6 +217,7 @@ BinnedCall binned(const CallMatrices& c, std::int64_t n, std::int64_t think_micr
   for (auto it = c.succeed_by_micros.rbegin(); it != c.succeed_by_micros.rend(); ++it)
     b.succeed.emplace_back(it->first / b.step, &it->second);
   b.outcomes.push_back(static_cast<int>(Outcome::done));
+  if (c.trust_bit) b.outcomes.push_back(static_cast<int>(Outcome::partial_done));
   for (const auto& entry : c.end_by_micros) b.outcomes.push_back(entry.first.first);
   std::sort(b.outcomes.begin(), b.outcomes.end());
   b.outcomes.erase(std::unique(b.outcomes.begin(), b.outcomes.end()), b.outcomes.end());
@@ -262,8 +263,9 @@ void add_bins(const BinnedCall& b, Bins& ended, ExactResult& out) {
 
 }  // namespace
 
-void seconds_distribution(const CallMatrices& c, const Eigen::RowVectorXd& start, const Policy& policy,
+void seconds_distribution(const CallMatrices& c, const Eigen::RowVectorXd& chain_start, const Policy& policy,
                           double think, const ExactOptions& options, ExactResult& out) {
+  const Eigen::RowVectorXd start = lifted(c, chain_start);
   const Eigen::Index k = start.size();
   const BinnedCall b = binned(c, policy.n, to_micros(think));
   Bins cur(k, b.horizon, b.dense), next(k, b.horizon, b.dense);
@@ -285,9 +287,22 @@ void seconds_distribution(const CallMatrices& c, const Eigen::RowVectorXd& start
     cur.clear();
     std::swap(cur, next);
   }
-  const auto done = static_cast<std::size_t>(
-      std::lower_bound(b.outcomes.begin(), b.outcomes.end(), static_cast<int>(Outcome::done)) - b.outcomes.begin());
-  for (const auto& [t, v] : cur.sorted()) ended.add(t)[done] += sum(v, k);
+  // Alive after the last call: done, or partial_done in the trust bit's second half.
+  const auto slot = [&b](Outcome o) {
+    return static_cast<std::size_t>(std::lower_bound(b.outcomes.begin(), b.outcomes.end(), static_cast<int>(o)) -
+                                    b.outcomes.begin());
+  };
+  const std::size_t done = slot(Outcome::done);
+  const Eigen::Index clean = c.clean_states();
+  for (const auto& [t, v] : cur.sorted()) {
+    if (!c.trust_bit) {
+      ended.add(t)[done] += sum(v, k);
+      continue;
+    }
+    double* into = ended.add(t);
+    into[done] += sum(v, clean);
+    into[slot(Outcome::partial_done)] += sum(v + clean, k - clean);
+  }
   add_bins(b, ended, out);
   out.seconds_complete = true;
   out.seconds_quantiles = seconds_quantiles(out.seconds);

@@ -21,8 +21,10 @@ namespace {
 // names in Anthropic's and OpenAI's) and the TypeScript SDK's span
 // error.type, LiteLLM's exception classes (litellm/exceptions.py), Node's
 // socket errors. OpenAI's insufficient_quota (a 429 no retry mends: the
-// account is out of credit) is not a rate limit and stays apart. Inside the stream (a 2xx status), only an overloaded_error
-// event (OpenAI's error chunk: code "overloaded") names a kind of its own.
+// account is out of credit) is not a rate limit and stays apart. Inside the
+// stream (a 2xx status), an overloaded_error event (OpenAI's error chunk:
+// code "overloaded") names a kind of its own, and so does an answer stopped
+// at its token limit (max_tokens).
 constexpr std::array<std::pair<std::string_view, std::string_view>, 29> kBeforeTheStream{{
     {"overloaded_error", "http_529"},
     {"OverloadedError", "http_529"},
@@ -68,7 +70,13 @@ std::string fault_kind_of(std::string_view word, std::optional<int> status) {
   // "anthropic.RateLimitError", "anthropic._exceptions.OverloadedError": the class's own name.
   const auto dot = word.rfind('.');
   const std::string_view name = dot == std::string_view::npos ? word : word.substr(dot + 1);
-  if (status) return name == "overloaded_error" || name == "OverloadedError" ? "overloaded" : std::string(word);
+  if (status) {
+    if (name == "overloaded_error" || name == "OverloadedError") return "overloaded";
+    // An answer stopped at its token limit: the stop reason, the finish
+    // reason, the openai SDK's error for it (LengthFinishReasonError).
+    if (name == "max_tokens" || name == "length" || name == "LengthFinishReasonError") return "max_tokens";
+    return std::string(word);
+  }
   for (const auto& [said, kind] : kBeforeTheStream)
     if (name == said) return std::string(kind);
   return std::string(word);

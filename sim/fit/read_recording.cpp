@@ -6,7 +6,11 @@
 // stream with an error event (an error object in OpenAI's chunks) is the
 // kind its error type stands for (overloaded_error: overloaded), one whose
 // data is not JSON is malformed, one that broke off is cut, one that ended
-// without its stop (message_stop; a finish_reason) is no_stop. An exchange
+// without its stop (message_stop; a finish_reason) is no_stop. A whole,
+// clean answer can still carry a content fault (docs/model.md): stopped at
+// its token limit (max_tokens), a tool call whose arguments are not JSON
+// (bad_tool_args), a content event twice running (duplicate_event), read
+// as relsim's client reads them (MessageStream::wrong). An exchange
 // a fault of the plan broke on its way to the client is skipped (the proxy
 // stopped reading the upstream's answer there), and so is one the proxy
 // stopped reading because its client went away (not read whole, no error).
@@ -18,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "fit/read_common.hpp"
+#include "relsim/client/client.hpp"
 #include "relsim/client/sse.hpp"
 #include "relsim/core/error.hpp"
 #include "relsim/formats/recording.hpp"
@@ -59,6 +64,43 @@ std::optional<std::string> stream_fault(const RecordedExchange& x) {
   }
   if (!x.complete()) return "cut";  // broke off (read_recordings_of skips one the proxy stopped reading)
   if (!stopped) return "no_stop";
+  MessageStream answer(x.dialect, AnswerChecks::none);
+  try {
+    for (const SseEvent& e : events) answer.on_event(e);
+  } catch (const ClientError&) {
+    return std::nullopt;  // nothing relsim's client would read past; the stream itself was whole
+  }
+  if (const std::optional<FaultKind> wrong = answer.wrong()) return std::string(to_string(*wrong));
+  return std::nullopt;
+}
+
+// A whole JSON answer's content fault: its stop at the token limit, or a
+// tool call whose arguments are not JSON (OpenAI: a string that does not
+// parse; the Messages API: an input that is not an object).
+std::optional<std::string> whole_fault(const Json& j, Dialect dialect) {
+  if (!j.is_object()) return std::nullopt;
+  if (dialect == Dialect::anthropic) {
+    if (j.contains("stop_reason") && j["stop_reason"] == "max_tokens") return "max_tokens";
+    if (j.contains("content") && j["content"].is_array())
+      for (const Json& block : j["content"])
+        if (block.is_object() && block.contains("type") && block["type"] == "tool_use" &&
+            !(block.contains("input") && block["input"].is_object()))
+          return "bad_tool_args";
+    return std::nullopt;
+  }
+  if (!j.contains("choices") || !j["choices"].is_array()) return std::nullopt;
+  for (const Json& c : j["choices"]) {
+    if (!c.is_object()) continue;
+    if (c.contains("finish_reason") && c["finish_reason"] == "length") return "max_tokens";
+    if (!c.contains("message") || !c["message"].is_object() || !c["message"].contains("tool_calls") ||
+        !c["message"]["tool_calls"].is_array())
+      continue;
+    for (const Json& call : c["message"]["tool_calls"])
+      if (call.is_object() && call.contains("function") && call["function"].is_object() &&
+          call["function"].contains("arguments") && call["function"]["arguments"].is_string() &&
+          !Json::accept(call["function"]["arguments"].get<std::string>()))
+        return "bad_tool_args";
+  }
   return std::nullopt;
 }
 
@@ -70,8 +112,10 @@ std::optional<std::string> upstream_fault(const RecordedExchange& x) {
   if (*x.status / 100 != 2) return fault_kind_of("", *x.status);
   if (x.event_stream()) return stream_fault(x);
   if (!x.complete()) return "cut";
-  if (Json::parse(x.body(), nullptr, false).is_discarded()) return "malformed";
-  return std::nullopt;
+  const Json body = Json::parse(x.body(), nullptr, false);
+  if (body.is_discarded()) return "malformed";
+  if (nested_deeper(body, 64)) return std::nullopt;
+  return whole_fault(body, x.dialect);
 }
 
 }  // namespace

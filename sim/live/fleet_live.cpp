@@ -169,9 +169,9 @@ void validate_live(const fleet::Scenario& s, const FleetLiveConfig& c) {
   if (s.trigger.active()) refuse(fmt::format("trigger = '{}': the mock provider has no outage", fleet::to_string(s.trigger)));
   for (int k = 0; k < kFaultKinds; ++k) {
     const auto kind = static_cast<FaultKind>(k);
-    if (s.kinds.weight[static_cast<std::size_t>(k)] > 0.0 && stage_of(kind) != Stage::in_stream)
-      refuse(fmt::format("kinds: {} is not an in-stream fault: a live run takes in-stream kinds only, whose stream "
-                         "lasts as a served request does",
+    if (s.kinds.weight[static_cast<std::size_t>(k)] > 0.0 && !streams_answer(kind))
+      refuse(fmt::format("kinds: {} sends no stream: a live run takes the in-stream and content kinds only, whose "
+                         "stream lasts as a served request does",
                          to_string(kind)));
   }
   if (s.agents > kMaxLiveAgents)

@@ -40,7 +40,8 @@ Prediction predict_task(const Policy& policy, const TaskPlan& task, const Client
     last = r;
     paid = 0.0;  // what allow_retry takes below is the next request's
     if (r == FaultKind::slow_headers) wait += timing.header_timeout;
-    if (r == FaultKind::stall) wait += runner.outcome().outcome == Outcome::hang ? timing.task_timeout : timing.idle_timeout;
+    if (r == FaultKind::stall || r == FaultKind::stall_first)
+      wait += runner.outcome().outcome == Outcome::hang ? timing.task_timeout : timing.idle_timeout;
     if (runner.ended()) break;
     // The wait before the next request of the same call: backoff of the layer
     // that retries; before the next call's first: the pause between calls.

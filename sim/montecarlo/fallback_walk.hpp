@@ -59,11 +59,13 @@ TaskRunner walk_fallback_task(const FallbackDraws& d, const Policy& policy, std:
   TaskRunner runner(policy);
   const auto t = static_cast<std::uint64_t>(task);
   std::array<bool, 3> bad{};
-  bool last_bad = false;
   for (std::uint64_t i = 0; !runner.ended(); ++i) {
+    // A retry of the call steps as a retry; a next call (after an answer,
+    // good or a content fault's the policy took) as a gap.
+    const bool retry = runner.state().used > 0;
     for (std::size_t c = 0; c < 3; ++c) {
       const FallbackDraws::Steps& s = d.chains[c];
-      const double p_bad = i == 0 ? s.start : (last_bad ? s.retry : s.gap)[bad[c] ? 1 : 0];
+      const double p_bad = i == 0 ? s.start : (retry ? s.retry : s.gap)[bad[c] ? 1 : 0];
       bad[c] = rng::uniform(seed, rng::Stream::fallback_chain, t, 3 * i + c) < p_bad;
     }
     const int lane = to_second_provider(runner.state().used, d.after) ? 1 : 0;
@@ -71,7 +73,6 @@ TaskRunner walk_fallback_task(const FallbackDraws& d, const Policy& policy, std:
     for (std::size_t l = 0; l < 2; ++l)
       if (bad[l] || bad[2]) replies[l] = kind_of_word(d.cuts[l], rng::word(seed, rng::Stream::fallback_kind, t, i));
     const std::optional<FaultKind>& reply = replies[static_cast<std::size_t>(lane)];
-    last_bad = reply.has_value();
     const std::int64_t calls = runner.call();
     runner.feed(reply);
     on_request(replies, lane);

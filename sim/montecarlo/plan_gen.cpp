@@ -22,7 +22,7 @@ namespace {
 
 struct DrawnTask {
   TaskPlan plan;
-  bool ended_done = false;
+  bool ended_bad = false;  // its last request was bad: the next task's entry
 };
 
 // Every drawn request of each call the task reaches under the policy.
@@ -32,7 +32,7 @@ DrawnTask draw_task(const DrawScheme& s, const Policy& policy, std::uint64_t see
   const TaskRunner runner = detail::walk_policy_task(
       s, policy, seed, task, entry, [&](const PlannedRequest& r, bool) { out.plan.requests.push_back(r); });
   RELSIM_ASSERT(runner.ended());
-  out.ended_done = runner.outcome().outcome == Outcome::done;
+  out.ended_bad = runner.last_request_bad();
   return out;
 }
 
@@ -105,7 +105,7 @@ Plan generate_plan(const Model& model, const Policy& policy, const SimConfig& co
       Entry entry = Entry::lane_start;
       for (std::int64_t t = lane; t < config.tasks; t += config.lanes) {
         DrawnTask d = draw_task(s, policy, config.seed, t, entry);
-        entry = d.ended_done ? Entry::after_good : Entry::after_bad;
+        entry = d.ended_bad ? Entry::after_bad : Entry::after_good;
         plan.tasks[static_cast<std::size_t>(t)] = std::move(d.plan);
       }
     }

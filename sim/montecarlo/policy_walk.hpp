@@ -27,18 +27,23 @@ TaskRunner walk_policy_task(const DrawScheme& s, const Policy& policy, std::uint
   std::uint64_t bad = 0;
   for (std::int64_t c = 0; c < policy.n && !runner.ended(); ++c) {
     const int a = s.bad_run(entry, rng::call_uniform(seed, t, static_cast<std::uint64_t>(c)));
-    for (int j = 0; j < a; ++j) {
+    // A call that takes a content fault's answer ends on that bad request:
+    // the rest of its drawn run is not the chain's any more, and the next
+    // call starts from a bad request's state.
+    bool took_bad = false;
+    for (int j = 0; j < a && !took_bad; ++j) {
       const FaultKind kind = s.kind(rng::kind_word(seed, t, bad++));
       const bool sent = !runner.ended();
       if (sent) runner.feed(kind);
       on_request(std::optional<FaultKind>(kind), sent);
+      took_bad = sent && runner.call() > c;
     }
-    if (a < most) {
+    if (a < most && !took_bad) {
       const bool sent = !runner.ended();
       if (sent) runner.feed(std::nullopt);
       on_request(std::optional<FaultKind>(), sent);
     }
-    entry = Entry::after_good;
+    entry = took_bad ? Entry::after_bad : Entry::after_good;
     if (runner.call() > c && !after_call(c)) break;
   }
   return runner;

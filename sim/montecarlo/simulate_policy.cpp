@@ -36,7 +36,14 @@ struct PolicyRun {
   std::optional<FallbackDraws> fallback;
 
   // Walks task `task` into `tally`; returns whether it ended done.
-  bool add_task(SimResult& tally, std::int64_t task, Entry entry) const {
+  // Whether the task ended done, and where the chain stood: after a bad
+  // request (a task that failed, or one whose last call took a content
+  // fault's answer) or a good one.
+  struct Ended {
+    bool done = false;
+    bool last_bad = true;
+  };
+  Ended add_task(SimResult& tally, std::int64_t task, Entry entry) const {
     hook.check(static_cast<std::uint64_t>(task), 1, 1);
     const auto t = static_cast<std::uint64_t>(task);
     // The tool call after each successful model call: its fault, and for a
@@ -88,7 +95,7 @@ struct PolicyRun {
       ++tally.tool_outcomes[static_cast<std::size_t>(tool_end.value_or(ToolClass::silent_wrong))];
       if (!tally.env_by_requests.empty()) ++tally.env_by_requests[static_cast<std::size_t>(runner.requests())];
       bill(false);
-      return false;
+      return {};
     }
     RELSIM_ASSERT(runner.ended());
     const bool done = runner.outcome().outcome == Outcome::done;
@@ -100,7 +107,7 @@ struct PolicyRun {
     if (!tally.done_by_requests.empty())
       ++(done ? tally.done_by_requests : tally.env_by_requests)[static_cast<std::size_t>(runner.requests())];
     bill(done);
-    return done;
+    return {done, runner.last_request_bad()};
   }
 
   // Fresh scope: the tasks of chunk `chunk` (the kernels' chunks of kChunk).
@@ -121,13 +128,13 @@ struct PolicyRun {
     int previous = -1;  // the earlier task's outcome: 0 not done, 1 done
     UnitProgress reported(progress);
     for (std::int64_t t = lane; t < config.tasks; t += config.lanes) {
-      const bool done = add_task(tally, t, entry);
+      const auto [done, last_bad] = add_task(tally, t, entry);
       if (previous >= 0) {
         ++tally.pairs_after[static_cast<std::size_t>(previous)];
         tally.done_after[static_cast<std::size_t>(previous)] += done ? 1 : 0;
       }
       previous = done ? 1 : 0;
-      entry = done ? Entry::after_good : Entry::after_bad;
+      entry = last_bad ? Entry::after_bad : Entry::after_good;
       reported.task();
     }
     reported.finish();

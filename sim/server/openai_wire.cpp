@@ -52,8 +52,6 @@ OpenAiError openai_error(std::string_view anthropic_type) {
 
 }  // namespace
 
-std::string data_event(std::string_view data) { return fmt::format("data: {}\n\n", data); }
-
 std::string malformed_chunk(std::string_view id) {
   return data_event(fmt::format(R"({{"id":"{}","object":"chat.completion.chunk","choices":[{{)", id));
 }
@@ -96,6 +94,8 @@ StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int
     s.events = with_end({role, text1, text2});
     return s;
   }
+  if (stage_of(entry.fault) == Stage::content || entry.fault == FaultKind::stall_first)
+    return faulted_script(with_end({role, text1, text2}), entry.fault, Dialect::openai, s.gate_at);
   switch (entry.fault) {
     case FaultKind::cut:  // no [DONE]: the connection ends after the first content
       s.events = {role, text1};

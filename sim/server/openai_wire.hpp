@@ -9,13 +9,14 @@
 #include <string>
 #include <string_view>
 
+#include "relsim/core/http_text.hpp"
 #include "server/server_wire.hpp"
 #include "server/whole_fault.hpp"
 
 namespace relsim::wire::openai {
 
 // A chunk of a chat.completion stream: `data: JSON\n\n` (no event name).
-std::string data_event(std::string_view data);
+using http_text::data_event;
 inline constexpr std::string_view kDone = "data: [DONE]\n\n";
 
 // The stream of an ok entry or an in-stream fault kind: a first chunk with

@@ -7,12 +7,9 @@
 #include "relsim/core/json.hpp"
 #include "relsim/core/rng.hpp"
 #include "server/openai_wire.hpp"
+#include "server/stream_fault.hpp"
 
 namespace relsim::wire {
-
-std::string sse_event(std::string_view name, std::string_view data) {
-  return fmt::format("event: {}\ndata: {}\n\n", name, data);
-}
 
 std::string error_body(std::string_view type, std::string_view message) {
   return json_text(Json{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}});
@@ -77,7 +74,22 @@ std::string message_id(std::int64_t task, std::int64_t index) { return fmt::form
 std::string request_id(std::int64_t task, std::int64_t index) { return fmt::format("req_relsim_{}_{}", task, index); }
 
 bool streams(const ScriptEntry& entry) {
-  return entry.reply == Reply::ok || (entry.reply == Reply::fault && stage_of(entry.fault) == Stage::in_stream);
+  return entry.reply == Reply::ok || (entry.reply == Reply::fault && streams_answer(entry.fault));
+}
+
+StreamScript faulted_script(const std::vector<std::string>& ok, FaultKind kind, Dialect dialect, std::size_t gate_at) {
+  StreamScript s;
+  mock::StreamFault fault(kind, dialect);
+  const auto take = [&s](std::vector<mock::StreamFault::Step> steps) {
+    for (mock::StreamFault::Step& step : steps) {
+      if (step.then == mock::StreamFault::Then::hold) s.hold_at = s.events.size();
+      if (!step.bytes.empty()) s.events.push_back(std::move(step.bytes));
+    }
+  };
+  for (const std::string& event : ok) take(fault.feed(event));
+  take(fault.finish());
+  s.gate_at = std::min(gate_at, s.events.size());
+  return s;
 }
 
 namespace {
@@ -133,6 +145,9 @@ StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int
     s.events = {message_start, block_start, ping, delta1, delta2, block_stop, message_delta, message_stop};
     return s;
   }
+  if (stage_of(entry.fault) == Stage::content || entry.fault == FaultKind::stall_first)
+    return faulted_script({message_start, block_start, ping, delta1, delta2, block_stop, message_delta, message_stop},
+                          entry.fault, Dialect::anthropic, s.gate_at);
   switch (entry.fault) {
     case FaultKind::cut:
       s.events = {message_start, block_start, delta1};

@@ -30,7 +30,7 @@ using http_text::reason;
 inline constexpr std::string_view kModel = "relsim-mock";
 inline constexpr int kOutputTokens = 6;
 
-std::string sse_event(std::string_view name, std::string_view data);
+using http_text::sse_event;
 // {"type":"error","error":{"type":TYPE,"message":MESSAGE}}
 std::string error_body(std::string_view type, std::string_view message);
 // The same error in `dialect`'s shape (openai_wire.hpp for OpenAI's).
@@ -60,9 +60,12 @@ struct StreamScript {
   std::size_t gate_at = 0;
   bool clean_end = true;
 };
-// `fault` is ignored unless `reply` is Reply::fault with an in-stream kind.
+// `fault` is ignored unless `reply` is Reply::fault with an in-stream or content kind.
 StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int64_t index, std::size_t body_bytes);
-bool streams(const ScriptEntry& entry);  // ok, or an in-stream fault kind
+bool streams(const ScriptEntry& entry);  // ok, or an in-stream or content fault kind
+// The healthy events `ok` as a content fault or stall_first makes them
+// (mock::StreamFault, the proxy's own), `gate_at` kept within them.
+StreamScript faulted_script(const std::vector<std::string>& ok, FaultKind kind, Dialect dialect, std::size_t gate_at);
 
 // What a request asked of its reply's shape: a stream (always, in the
 // Messages API; an OpenAI request's "stream"), and in an OpenAI stream a

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "relsim/core/json.hpp"
+#include "relsim/formats/answer_faults.hpp"
 #include "server/openai_wire.hpp"
 #include "server/server_wire.hpp"
 
@@ -16,24 +17,6 @@ const std::string& malformed_event() {
   static const std::string e =
       wire::sse_event("content_block_delta", R"({"type": "content_block_delta", "index": 0, "delta": {)");
   return e;
-}
-
-// The values of an event's `NAME:` lines, in order (one leading space
-// dropped, as SSE says).
-std::vector<std::string_view> field_values(std::string_view event, std::string_view name) {
-  std::vector<std::string_view> out;
-  for (std::size_t at = 0; at < event.size();) {
-    const std::size_t nl = std::min(event.find('\n', at), event.size());
-    std::string_view line = event.substr(at, nl - at);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.size() > name.size() && line.substr(0, name.size()) == name && line[name.size()] == ':') {
-      line.remove_prefix(name.size() + 1);
-      if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
-      out.push_back(line);
-    }
-    at = nl + 1;
-  }
-  return out;
 }
 
 // What an OpenAI chunk is to the faults: [DONE], one with a finish_reason,
@@ -56,21 +39,6 @@ Chunk chunk_of(std::string_view event) {
 }
 
 }  // namespace
-
-std::string sse_data(std::string_view event) {
-  std::string out;
-  bool first = true;
-  for (const std::string_view v : field_values(event, "data")) {
-    if (!std::exchange(first, false)) out += '\n';
-    out += v;
-  }
-  return out;
-}
-
-std::string_view sse_event_name(std::string_view event) {
-  const std::vector<std::string_view> names = field_values(event, "event");
-  return names.empty() ? std::string_view() : names.front();
-}
 
 std::vector<StreamFault::Step> StreamFault::feed(std::string_view bytes) {
   std::vector<Step> out;
@@ -126,11 +94,51 @@ std::vector<StreamFault::Step> StreamFault::on_event(std::string event) {
       if (index == (openai ? 1u : 2u) && !acted_) out.push_back({"", Then::hold}), acted_ = true;
       out.push_back({std::move(event)});
       break;
+    case FaultKind::max_tokens:
+    case FaultKind::bad_tool_args:
+    case FaultKind::duplicate_event:
+    case FaultKind::stall_first:
+      on_content_event(std::move(event), content, index, out);
+      break;
     default:
       out.push_back({std::move(event)});
       break;
   }
   return out;
+}
+
+// The content faults and stall_first (content_faults.hpp): a whole stream
+// whose answer is wrong, or nothing after the headers until released.
+void StreamFault::on_content_event(std::string event, bool content, std::size_t index, std::vector<Step>& out) {
+  const bool openai = dialect_ == Dialect::openai;
+  // Where the stop reason is: message_delta, the chunk with a finish_reason.
+  const bool reason = openai ? chunk_of(event) == Chunk::finish : sse_event_name(event) == "message_delta";
+  switch (*kind_) {
+    case FaultKind::max_tokens:  // the first content, then no more, and the token limit's stop
+      if (content) {
+        if (!std::exchange(acted_, true)) out.push_back({std::move(event)});
+        return;
+      }
+      out.push_back({reason ? answer_faults::with_stop(event, dialect_, "max_tokens", "length") : std::move(event)});
+      return;
+    case FaultKind::bad_tool_args:  // a tool call whose arguments are not JSON, before the stop
+      if (const std::optional<std::size_t> block = answer_faults::block_index(event)) next_block_ = std::max(next_block_, *block + 1);
+      if (reason && !std::exchange(acted_, true)) {
+        for (std::string& e : answer_faults::bad_tool_call(dialect_, next_block_, event)) out.push_back({std::move(e)});
+        out.push_back({answer_faults::with_stop(event, dialect_, "tool_use", "tool_calls")});
+        return;
+      }
+      out.push_back({std::move(event)});
+      return;
+    case FaultKind::duplicate_event:  // the first content event twice
+      if (content && !std::exchange(acted_, true)) out.push_back({event});
+      out.push_back({std::move(event)});
+      return;
+    default:  // stall_first: a hold before the first event
+      if (index == 0 && !std::exchange(acted_, true)) out.push_back({"", Then::hold});
+      out.push_back({std::move(event)});
+      return;
+  }
 }
 
 std::vector<StreamFault::Step> StreamFault::finish() {

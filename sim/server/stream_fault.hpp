@@ -17,6 +17,13 @@
 //   malformed   a chunk whose JSON breaks off, before the first with content
 //   overloaded  the first chunk, then an error object as a chunk, then the end
 //   stall       the first chunk, then a hold until released, then the rest
+// The content faults and stall_first, in both dialects (content_faults.hpp):
+//   max_tokens       the events up to the first content, none after it,
+//                    and the stop reason max_tokens (finish_reason length)
+//   bad_tool_args    before the stop, a tool call whose arguments are
+//                    {"city": Paris}; the stop reason tool_use (tool_calls)
+//   duplicate_event  the first content event (chunk) twice
+//   stall_first      a hold before the first event, then the rest
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -24,6 +31,7 @@
 #include <vector>
 
 #include "relsim/core/dialect.hpp"
+#include "relsim/core/http_text.hpp"
 #include "relsim/core/faults.hpp"
 
 namespace relsim::mock {
@@ -49,6 +57,7 @@ class StreamFault {
 
  private:
   std::vector<Step> on_event(std::string event);
+  void on_content_event(std::string event, bool content, std::size_t index, std::vector<Step>& out);
 
   std::optional<FaultKind> kind_;
   Dialect dialect_;
@@ -56,11 +65,11 @@ class StreamFault {
   std::size_t events_ = 0;
   bool acted_ = false;
   bool done_ = false;
+  std::size_t next_block_ = 0;  // bad_tool_args: past the highest content block index seen
 };
 
-// The event's name ("message_stop"), "" when it has no `event:` line.
-std::string_view sse_event_name(std::string_view event);
-// The event's data: its `data:` lines' values joined by newlines.
-std::string sse_data(std::string_view event);
+// The event's name and its data (http_text.hpp).
+using http_text::sse_data;
+using http_text::sse_event_name;
 
 }  // namespace relsim::mock

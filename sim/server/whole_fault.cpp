@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "relsim/core/json.hpp"
+#include "relsim/formats/answer_faults.hpp"
 #include "server/server_wire.hpp"
 
 namespace relsim::wire {
@@ -52,7 +53,15 @@ WholeReply break_whole(std::optional<FaultKind> kind, Dialect dialect, std::stri
       w.body = error_body(dialect, "overloaded_error", "Overloaded");
       break;
     case FaultKind::stall:
+    case FaultKind::stall_first:
       w.hold_before_body = true;
+      break;
+    case FaultKind::max_tokens:
+    case FaultKind::bad_tool_args:
+    case FaultKind::duplicate_event:
+      if (std::optional<std::string> wrong = answer_faults::with_content_fault(w.body, dialect, *kind, kMaxWholeNesting))
+        w.body = std::move(*wrong);
+      else w.broken = false;
       break;
     default:
       break;

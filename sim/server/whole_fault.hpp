@@ -11,6 +11,15 @@
 //   malformed   the first half of the body as the whole body: not JSON
 //   overloaded  the dialect's overloaded error as the whole 200 body
 //   stall       the head, then a hold until the task is released, then the body
+// The content faults rewrite the JSON body (a Messages API message, a
+// chat.completion) and send it whole:
+//   max_tokens       stop_reason max_tokens (finish_reason length in every
+//                    choice), and only the first half of the first text
+//   bad_tool_args    a tool call added whose arguments are the string
+//                    {"city": Paris}; stop_reason tool_use (tool_calls)
+//   duplicate_event  the first content block twice (OpenAI: the message's
+//                    content twice)
+//   stall_first      as stall
 // With no kind (ok) the body is the answer as it is.
 #include <cstddef>
 #include <optional>
@@ -25,8 +34,9 @@ namespace relsim::wire {
 // `content_length` (more than body.size() for a cut, which then closes:
 // `clean_end` false); `hold_before_body`: a stall holds between the head
 // and the body. `broken` is false when the kind could not be applied: a
-// no_stop on a body with no stop to drop (not such a JSON object, or nested
-// deeper than kMaxWholeNesting), which then goes as it came.
+// no_stop or a content fault on a body with nothing to rewrite (not such a
+// JSON object, or nested deeper than kMaxWholeNesting), which then goes as
+// it came.
 struct WholeReply {
   std::string body;
   std::size_t content_length = 0;

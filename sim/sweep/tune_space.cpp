@@ -130,7 +130,7 @@ TuneLayers tune_layers(const FaultWeights& kinds) {
     if (!(kinds.weight[static_cast<std::size_t>(k)] > 0.0)) continue;
     const Stage stage = stage_of(static_cast<FaultKind>(k));
     if (stage == Stage::pre_response) l.http = true;
-    if (stage == Stage::in_stream) l.stream = true;
+    if (stage == Stage::in_stream || stage == Stage::content) l.stream = true;
   }
   return l;
 }

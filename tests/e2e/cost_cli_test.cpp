@@ -25,7 +25,8 @@ const std::string kPrices = " --input-tokens 20000 --output-tokens 800 --price-i
 TEST(CostCli, ExactJsonHasTheCostKeysAndWhatEachRequestCosts) {
   const Json j = json_of(kModel + kPrices + " --json");
   const Json& b = j["billing"];
-  EXPECT_EQ(b["break_at"], "cut=0.5,no_stop=1,malformed=0,overloaded=0,stall=0");
+  EXPECT_EQ(b["break_at"],
+            "cut=0.5,no_stop=1,malformed=0,overloaded=0,stall=0,max_tokens=1,bad_tool_args=1,duplicate_event=1,stall_first=0");
   // 20000 x 3 / 1e6 + 800 x 15 / 1e6, and the in-stream kinds at their breaks.
   EXPECT_NEAR(b["request_cost"]["ok"].get<double>(), 0.072, 1e-15);
   EXPECT_NEAR(b["request_cost"]["cut"].get<double>(), 0.066, 1e-15);

@@ -474,6 +474,76 @@ TEST(Harnesses, LangChainIsNaiveSixAroundAnSdkWithNoRetries) {
   std::cout << "langchain audit --infer --accept no_stop=done: " << accepted.j.dump() << "\n";
 }
 
+// The official SDKs on the content faults (docs/audit.md, The SDKs and the
+// content faults): three clean tasks first (the positive control: each must
+// be done before a fault row is read), then three tasks of each content
+// fault and of stall_first on the first of two calls. Audited as naive
+// s = 2, r = 0 (what both SDKs alone are), a loop that takes an answer with
+// a content fault is partial_done, which the audit reads from the log (done
+// with fewer good answers than calls). What each SDK does, as run here:
+//   @anthropic-ai/sdk (finalMessage): takes max_tokens and a duplicated
+//     event, raises on tool arguments that are not JSON (crash), hangs on
+//     stall_first;
+//   openai (the stream read to its end): takes all three, hangs on stall_first.
+std::string content_plan() {
+  TaskList tasks(3, {"ok", "ok"});
+  for (const char* kind : {"max_tokens", "bad_tool_args", "duplicate_event", "stall_first"})
+    for (int i = 0; i < 3; ++i) tasks.push_back({kind, "ok", "ok"});
+  return scripted_plan(tasks);
+}
+
+// The observed outcome of each task (audit --out), in task order.
+std::vector<std::string> observed(const Session& s) {
+  std::vector<std::string> out;
+  for (const auto& row : read_csv(s.csv)) out.push_back(row.at("hang") == "1" ? "hang" : row.at("outcome_reported"));
+  return out;
+}
+
+void expect_content_faults(const std::string& name, const std::string& script, const std::string& on_bad_args) {
+  const Session s = run_session(name, content_plan(), {"node", script});
+  EXPECT_EQ(s.harness.code, 0) << tail(s.harness.out + s.harness.err);
+  const Audit raw = audit(s, "--policy naive --s 2 --r 0 --no-wait-check");
+  ASSERT_TRUE(raw.j.is_object()) << raw.err;
+  const std::vector<std::string> seen = observed(s);
+  ASSERT_EQ(seen.size(), 15u);
+  std::cout << name << " positive control:";
+  for (int t = 0; t < 3; ++t) std::cout << " " << seen[static_cast<std::size_t>(t)];
+  std::cout << "\n";
+  for (int t = 0; t < 3; ++t) ASSERT_EQ(seen[static_cast<std::size_t>(t)], "done") << "positive control, task " << t;
+  const std::vector<std::string> kinds = {"max_tokens", "bad_tool_args", "duplicate_event", "stall_first"};
+  // Taken as an answer and reported done: partial_done in the audit's words.
+  const std::vector<std::string> want = {"partial_done", on_bad_args, "partial_done", "hang"};
+  for (std::size_t k = 0; k < kinds.size(); ++k) {
+    std::cout << name << " " << kinds[k] << ":";
+    for (std::size_t i = 0; i < 3; ++i) {
+      std::cout << " " << seen[3 + 3 * k + i];
+      EXPECT_EQ(seen[3 + 3 * k + i], want[k]) << kinds[k];
+    }
+    std::cout << "\n";
+  }
+  // A done task that took a content fault's answer is partial_done, as the
+  // naive policy says: no mismatch but where the SDK raises.
+  EXPECT_EQ(mismatches(raw.j), on_bad_args == "partial_done" ? 0 : 3) << raw.j.dump();
+  if (on_bad_args != "partial_done") {
+    const Audit accepted = audit(s, "--policy naive --s 2 --r 0 --no-wait-check --accept bad_tool_args=" + on_bad_args);
+    EXPECT_EQ(mismatches(accepted.j), 0) << accepted.j.dump();
+    const std::string finding = at(raw.j, "/mismatches/findings/0/finding").dump();
+    EXPECT_NE(finding.find("--accept bad_tool_args=crash"), std::string::npos) << raw.j.dump();
+  }
+}
+
+TEST(Harnesses, TheAnthropicSdkTakesATokenLimitAndADuplicateAndRaisesOnBadToolArguments) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  expect_content_faults("sdk_content", "sdk_only.mjs", "crash");
+}
+
+TEST(Harnesses, TheOpenAiSdkTakesEveryContentFaultAsAnAnswer) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  expect_content_faults("openai_sdk_content", "openai_sdk_only.mjs", "partial_done");
+}
+
 // LangChain.js's withFallbacks between two ChatAnthropic models with
 // maxRetries 2 (docs/audit.md, Two providers): the first at the task's
 // path, the second at the mock's second provider. A plan drawn with both

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "live_client_support.hpp"
+#include "relsim/core/error.hpp"
 #include "relsim/core/request_chain.hpp"
 #include "server_wire.hpp"
 #include "support/files.hpp"

@@ -195,7 +195,7 @@ TEST(FleetLive, WhatTheLiveRunCannotPlayIsRefusedByName) {
             "--live: queue = 5: the mock provider has no queue (past capacity it answers 529)");
   s = small_scenario();
   s.kinds = parse_fault_weights("cut=1,http_529=1");
-  EXPECT_NE(test::input_error([&] { validate_live(s, c); }).find("http_529 is not an in-stream fault"),
+  EXPECT_NE(test::input_error([&] { validate_live(s, c); }).find("http_529 sends no stream"),
             std::string::npos);
   s = small_scenario();
   s.start = fleet::parse_start("poisson:5");

@@ -146,14 +146,18 @@ void walk(const Chain& chain, const std::vector<std::pair<FaultKind, double>>& k
   const auto go = [&](std::optional<FaultKind> reply, const Eigen::RowVectorXd& mass) {
     if (!(mass.sum() > 0.0)) return;
     TaskRunner next = runner;
-    const bool billed = !reply || stage_of(*reply) == Stage::in_stream;
+    // A stream is billed, broken (in-stream) or whole (content).
+    const bool billed = !reply || stage_of(*reply) == Stage::in_stream || stage_of(*reply) == Stage::content;
     double cost = usd + billing.request_cost(reply);
     if (billed && !written) cost += billing.cached_tokens * (billing.cache_write - billing.cache_read) / 1e6;
     if (!next.feed(reply)) {
       out.push_back({mass.sum(), cost, next.outcome().outcome});
       return;
     }
-    walk(chain, kinds, billing, next, mass * (reply ? chain.retry : chain.gap), cost, written || billed, out);
+    // A retry steps as a retry; a new call (after a good answer, or a
+    // content fault a naive loop took for one) as a gap.
+    const bool retry = reply && next.call() == runner.call();
+    walk(chain, kinds, billing, next, mass * (retry ? chain.retry : chain.gap), cost, written || billed, out);
   };
   go(std::nullopt, good);
   for (const auto& [kind, share] : kinds) go(kind, bad * share);
@@ -178,7 +182,7 @@ TEST(ExactCost, BurstyFaultsMatchABruteForceOverEveryReplySequence) {
   std::mt19937_64 rng(7);
   const std::vector<FaultKind> pool = {FaultKind::cut,       FaultKind::stall,   FaultKind::overloaded,
                                        FaultKind::no_stop,   FaultKind::http_529, FaultKind::slow_headers,
-                                       FaultKind::http_400};
+                                       FaultKind::http_400,  FaultKind::max_tokens, FaultKind::duplicate_event};
   const PolicyKind kinds_of_policy[] = {PolicyKind::simple, PolicyKind::naive, PolicyKind::layered,
                                         PolicyKind::budgeted};
   int cases = 0;
@@ -207,7 +211,8 @@ TEST(ExactCost, BurstyFaultsMatchABruteForceOverEveryReplySequence) {
       kinds.push_back({shuffled[static_cast<std::size_t>(k)], w});
       options.kinds.weight[static_cast<std::size_t>(shuffled[static_cast<std::size_t>(k)])] = w;
       total += w;
-      if (stage_of(shuffled[static_cast<std::size_t>(k)]) == Stage::in_stream)
+      if (stage_of(shuffled[static_cast<std::size_t>(k)]) == Stage::in_stream ||
+          stage_of(shuffled[static_cast<std::size_t>(k)]) == Stage::content)
         billing.break_at[static_cast<std::size_t>(shuffled[static_cast<std::size_t>(k)])] =
             std::uniform_real_distribution<double>(0.0, 1.0)(rng);
     }
@@ -316,7 +321,10 @@ TEST(ExactCost, BadBillingIsRefusedNamingTheValueAndItsRange) {
   const auto at = parse_break_at("stall=0.25");
   EXPECT_EQ(at[static_cast<std::size_t>(FaultKind::stall)], 0.25);
   EXPECT_EQ(at[static_cast<std::size_t>(FaultKind::cut)], 0.5);  // the default kept
-  EXPECT_EQ(break_at_string(Billing::default_break_at()), "cut=0.5,no_stop=1,malformed=0,overloaded=0,stall=0");
+  // The content kinds stream a whole (wrong) answer: billed whole.
+  EXPECT_EQ(break_at_string(Billing::default_break_at()),
+            "cut=0.5,no_stop=1,malformed=0,overloaded=0,stall=0,max_tokens=1,bad_tool_args=1,duplicate_event=1,"
+            "stall_first=0");
   // The tokens streamed before a break, whole: 0.29 x 100 is 29 (not the
   // 28.999999999999996 of a double product), 0.5 x 3 is 1.
   Billing tokens;

@@ -25,8 +25,9 @@ using relsim::Dialect;
 using relsim::RecordedExchange;
 namespace fit = relsim::fit;
 
-RecordedExchange stream(std::int64_t task, std::int64_t index, const std::string& bytes, bool complete = true,
-                        Dialect dialect = Dialect::anthropic, std::string entry = "ok") {
+// A 200 answer of `content_type` whose body is `bytes`, read whole or not.
+RecordedExchange answer(std::int64_t task, std::int64_t index, const std::string& bytes, bool complete,
+                        Dialect dialect, std::string entry, const std::string& content_type) {
   RecordedExchange x;
   x.dialect = dialect;
   x.task = task;
@@ -36,11 +37,16 @@ RecordedExchange stream(std::int64_t task, std::int64_t index, const std::string
   x.path = dialect == Dialect::openai ? "/v1/chat/completions" : "/v1/messages";
   x.request_body = "{}";
   x.status = 200;
-  x.response_headers = {{"content-type", "text/event-stream"}};
-  x.set_event_stream(true);
+  x.response_headers = {{"content-type", content_type}};
+  x.set_event_stream(content_type == "text/event-stream");
   x.add_body(bytes, 3.0);
   x.finish(complete, 4.0);
   return x;
+}
+
+RecordedExchange stream(std::int64_t task, std::int64_t index, const std::string& bytes, bool complete = true,
+                        Dialect dialect = Dialect::anthropic, std::string entry = "ok") {
+  return answer(task, index, bytes, complete, dialect, std::move(entry), "text/event-stream");
 }
 
 RecordedExchange status(std::int64_t task, std::int64_t index, std::optional<int> code, std::string error = "") {
@@ -102,6 +108,55 @@ TEST(FitRecordings, EachExchangeIsGoodOrBadByTheUpstreamsOwnAnswer) {
     EXPECT_EQ(stats.skipped.size(), 2u);
   }
   EXPECT_THROW(fit::read_records(dir.string(), fit::Format::csv, [](const fit::Record&) {}), relsim::InputError);
+}
+
+// A whole, clean answer that carries a content fault (docs/model.md, Content
+// faults), streamed or whole, in both dialects; the bytes typed out as the
+// APIs send them.
+TEST(FitRecordings, AWholeAnswerWithAContentFaultIsBadByItsKind) {
+  const auto delta = [](const std::string& text) {
+    return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+           "\"text_delta\",\"text\":\"" + text + "\"}}\n\n";
+  };
+  const auto stop = [](const std::string& reason) {
+    return "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"" + reason +
+           "\"}}\n\n";
+  };
+  const std::string tool =
+      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":"
+      "{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{}}}\n\n"
+      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":"
+      "\"input_json_delta\",\"partial_json\":\"{\\\"a\\\": b}\"}}\n\n"
+      "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n";
+  const auto whole = [](std::int64_t index, const std::string& body, Dialect dialect) {
+    return answer(4, index, body, true, dialect, "ok", "application/json");
+  };
+  std::vector<RecordedExchange> xs = {
+      stream(4, 0, kStart + delta("Hel") + stop("end_turn") + kStop),
+      stream(4, 1, kStart + delta("Hel") + stop("max_tokens") + kStop),
+      stream(4, 2, kStart + delta("Hel") + tool + stop("tool_use") + kStop),
+      stream(4, 3, kStart + delta("Hel") + delta("Hel") + stop("end_turn") + kStop),
+      stream(4, 4, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n",
+             true, Dialect::openai),
+      whole(5, R"({"choices":[{"message":{"content":"hi"},"finish_reason":"length"}]})", Dialect::openai),
+      whole(6, R"({"choices":[{"message":{"content":null,"tool_calls":[{"function":{"name":"f","arguments":"{\"a\": b}"}}]},"finish_reason":"tool_calls"}]})",
+            Dialect::openai),
+      whole(7, R"({"content":[{"type":"text","text":"hi"}],"stop_reason":"max_tokens"})", Dialect::anthropic),
+      whole(8, R"({"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn"})", Dialect::anthropic),
+  };
+  std::string text;
+  for (const RecordedExchange& x : xs) text += x.line() + "\n";
+  const std::filesystem::path file = relsim::test::scratch("fit_recording_content") / "relsim-1.jsonl";
+  std::ofstream(file) << text;
+  std::vector<fit::Record> got;
+  fit::read_records(file.string(), fit::Format::automatic, [&](const fit::Record& r) { got.push_back(r); });
+  const std::vector<std::string> kinds = {"",           "max_tokens",    "bad_tool_args", "duplicate_event", "max_tokens",
+                                          "max_tokens", "bad_tool_args", "max_tokens",    ""};
+  ASSERT_EQ(got.size(), kinds.size());
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].kind, kinds[i]) << i;
+  // The one table: a 2xx answer's word for its token limit.
+  EXPECT_EQ(fit::fault_kind_of("length", 200), "max_tokens");
+  EXPECT_EQ(fit::fault_kind_of("openai.LengthFinishReasonError", 200), "max_tokens");
 }
 
 }  // namespace fit_recording_test

@@ -29,7 +29,9 @@ namespace relsim::test::policy_bf {
 // ---------------------------------------------------------------------------
 // Fault kinds and their stages, as docs/model.md ("Fault kinds") lists them.
 
-enum class Where { in_stream, pre_response, fatal };
+// content: a whole 200 stream whose answer is wrong, which a naive loop
+// takes as its answer and the other policies retry on the stream layer.
+enum class Where { in_stream, pre_response, fatal, content };
 
 struct Kind {
   const char* name;
@@ -50,6 +52,10 @@ inline constexpr Kind kKinds[] = {
     {"http_529", Where::pre_response, FaultKind::http_529},
     {"reset", Where::pre_response, FaultKind::reset},
     {"http_400", Where::fatal, FaultKind::http_400},
+    {"max_tokens", Where::content, FaultKind::max_tokens},
+    {"bad_tool_args", Where::content, FaultKind::bad_tool_args},
+    {"duplicate_event", Where::content, FaultKind::duplicate_event},
+    {"stall_first", Where::in_stream, FaultKind::stall_first},
 };
 inline constexpr int kKindCount = static_cast<int>(sizeof(kKinds) / sizeof(kKinds[0]));
 
@@ -67,19 +73,21 @@ inline bool naive_stream_layer_catches(int k) {
   return name == "cut" || name == "no_stop" || name == "malformed" || name == "slow_headers" || name == "reset";
 }
 
-// Outcome classes, numbered here: done, harness_error, hang,
-// env_error:<kind> (3 + k), crash:<kind> (3 + kKindCount + k).
-inline constexpr int kDone = 0, kHarness = 1, kHang = 2;
-inline constexpr int kClasses = 3 + 2 * kKindCount;
-inline int env_error(int k) { return 3 + k; }
-inline int crash(int k) { return 3 + kKindCount + k; }
+// Outcome classes, numbered here: done, harness_error, hang, partial_done
+// (every call answered, some answer a content fault's), env_error:<kind>
+// (4 + k), crash:<kind> (4 + kKindCount + k).
+inline constexpr int kDone = 0, kHarness = 1, kHang = 2, kPartial = 3;
+inline constexpr int kClasses = 4 + 2 * kKindCount;
+inline int env_error(int k) { return 4 + k; }
+inline int crash(int k) { return 4 + kKindCount + k; }
 
 inline std::string class_name(int o) {
   if (o == kDone) return "done";
   if (o == kHarness) return "harness_error";
   if (o == kHang) return "hang";
-  if (o < 3 + kKindCount) return std::string("env_error:") + kKinds[o - 3].name;
-  return std::string("crash:") + kKinds[o - 3 - kKindCount].name;
+  if (o == kPartial) return "partial_done";
+  if (o < 4 + kKindCount) return std::string("env_error:") + kKinds[o - 4].name;
+  return std::string("crash:") + kKinds[o - 4 - kKindCount].name;
 }
 
 // The outcome without its kind, as the distribution's bins carry it.
@@ -88,8 +96,8 @@ inline std::string class_word(int o) {
   return name.substr(0, name.find(':'));
 }
 
-inline bool class_is_wrong(int o) { return o == kHang || o >= 3 + kKindCount; }  // crash or hang
-inline bool class_is_env_error(int o) { return o >= 3 && o < 3 + kKindCount; }
+inline bool class_is_wrong(int o) { return o == kHang || o == kPartial || o >= 4 + kKindCount; }  // crash, hang, partial_done
+inline bool class_is_env_error(int o) { return o >= 4 && o < 4 + kKindCount; }
 
 // ---------------------------------------------------------------------------
 // The policies, one call at a time, over a sequence of requests.
@@ -113,6 +121,7 @@ class Requests {
   }
   int sent() const { return sent_; }
   bool overrun() const { return overrun_; }
+  bool trusted = false;  // some call took a content fault's answer as its own
 
  private:
   const std::vector<int>& seq_;
@@ -139,6 +148,7 @@ inline CallEnd simple_call(const PolicyParams& c, Requests& in) {
 // either caught by the stream layer (connection/timeout errors, r retries,
 // then the last error escapes as a crash), or escapes at once: a status
 // error or `event: error` as crash:<kind>, a stall as hang (no idle timeout).
+// A whole 200 stream is its answer, whatever the answer says.
 inline CallEnd naive_call(const PolicyParams& c, Requests& in) {
   for (int round = 0;; ++round) {  // stream layer
     int k = -1;
@@ -147,14 +157,20 @@ inline CallEnd naive_call(const PolicyParams& c, Requests& in) {
       if (k < 0 || kKinds[k].where != Where::pre_response || http == c.s) break;
     }
     if (k < 0) return std::nullopt;
+    if (kKinds[k].where == Where::content) {
+      in.trusted = true;
+      return std::nullopt;
+    }
     if (kKinds[k].where == Where::fatal) return kHarness;
-    if (std::string(kKinds[k].name) == "stall") return kHang;
+    const std::string name = kKinds[k].name;
+    if (name == "stall" || name == "stall_first") return kHang;
     if (!naive_stream_layer_catches(k) || round == c.r) return crash(k);
   }
 }
 
 // layered: pre-response faults by the HTTP layer only (s retries, then
-// env_error), in-stream faults by the stream layer only (r retries, each a
+// env_error), in-stream and content faults by the stream layer only (but a
+// duplicated event is taken as the answer) (r retries, each a
 // fresh HTTP call with its own s, then env_error). budgeted: the same, and a
 // call that has sent B requests and would send another ends as
 // env_error:<kind of its last fault>.
@@ -166,9 +182,15 @@ inline CallEnd layered_call(const PolicyParams& c, Requests& in, bool budgeted) 
       const int k = in.next();
       ++sent;
       if (k < 0) return std::nullopt;
+      // Checking the stop reason and the tool arguments does not show a
+      // text delta sent twice: that answer is taken.
+      if (std::string(kKinds[k].name) == "duplicate_event") {
+        in.trusted = true;
+        return std::nullopt;
+      }
       if (kKinds[k].where == Where::fatal) return kHarness;
       last = k;
-      if (kKinds[k].where == Where::in_stream) break;
+      if (kKinds[k].where == Where::in_stream || kKinds[k].where == Where::content) break;
       if (http == c.s) return env_error(k);
     }
     if (round == c.r) return env_error(last);
@@ -194,7 +216,7 @@ inline Ending run_task(const PolicyParams& c, const std::vector<int>& seq) {
     if (in.overrun()) return {in.sent(), kDone, true};
     if (end) return {in.sent(), *end, false};
   }
-  return {in.sent(), kDone, false};
+  return {in.sent(), in.trusted ? kPartial : kDone, false};
 }
 
 // Most requests one call can send, from the docs' worst cases.
@@ -233,6 +255,7 @@ struct PolicyCase {
 
 struct PolicyBrute {
   std::vector<long double> outcomes = std::vector<long double>(kClasses, 0.0L);
+  long double last_good = 0.0L;  // P(the task's last request was good)
   std::map<std::pair<int, std::string>, long double> bins;  // (requests, outcome word)
   long double mean = 0.0L;
   int max_requests = 0;
@@ -269,6 +292,14 @@ inline PolicyBrute policy_brute_force(const PolicyCase& c) {
   for (const auto& kw : c.kinds) w.push_back(kw.second / total);
   const long double after_bad = m_step_bad_long(p0, q, true, 1 + c.b);    // retry of the same call
   const long double after_good = m_step_bad_long(p0, q, false, 1 + c.g);  // next call's first request
+  // A naive loop's next call after it took a content fault's answer.
+  const long double after_trusted = m_step_bad_long(p0, q, true, 1 + c.g);
+  const auto next_call_after = [&c](int kind) {
+    const PolicyKind pk = c.policy.policy;
+    return (pk == PolicyKind::naive && kKinds[kind].where == Where::content) ||
+           ((pk == PolicyKind::layered || pk == PolicyKind::budgeted) &&
+            std::string(kKinds[kind].name) == "duplicate_event");
+  };
 
   PolicyBrute given[2];
   std::vector<int> digits(static_cast<std::size_t>(L), 0);  // 0 good, d: c.kinds[d - 1]
@@ -282,7 +313,8 @@ inline PolicyBrute policy_brute_force(const PolicyCase& c) {
       if (t == 0) {
         f = d == 0 ? 1.0L : w[static_cast<std::size_t>(d - 1)];  // given the first request's state
       } else {
-        const long double pb = digits[static_cast<std::size_t>(t - 1)] != 0 ? after_bad : after_good;
+        const int prev = seq[static_cast<std::size_t>(t - 1)];
+        const long double pb = prev < 0 ? after_good : next_call_after(prev) ? after_trusted : after_bad;
         f = d == 0 ? 1.0L - pb : pb * w[static_cast<std::size_t>(d - 1)];
       }
       prefix[static_cast<std::size_t>(t)] = (t == 0 ? 1.0L : prefix[static_cast<std::size_t>(t - 1)]) * f;
@@ -299,6 +331,7 @@ inline PolicyBrute policy_brute_force(const PolicyCase& c) {
       out.outcomes[static_cast<std::size_t>(e.outcome)] += weight;
       out.bins[{e.requests, class_word(e.outcome)}] += weight;
       out.mean += weight * e.requests;
+      if (seq[static_cast<std::size_t>(e.requests - 1)] < 0) out.last_good += weight;
       out.max_requests = std::max(out.max_requests, e.requests);
     }
     int i = L - 1;
@@ -309,12 +342,14 @@ inline PolicyBrute policy_brute_force(const PolicyCase& c) {
 
   long double start_bad = p;
   if (c.continuous) {
-    // A done task ends on a good request, every other outcome on a bad one;
-    // the next task's first request comes 1 + g steps later. With E_x the
-    // success given the first request x, pi' = c + (a - c)(E_0 + pi (E_1 - E_0)),
-    // whose fixed point is the long-run P(first request bad).
+    // A done task ends on a good request (or, naive, a trusted content
+    // fault), every other outcome on a bad one; the next task's first
+    // request comes 1 + g steps later. With E_x the chance that the last
+    // request was good given the first request x,
+    // pi' = c + (a - c)(E_0 + pi (E_1 - E_0)), whose fixed point is the
+    // long-run P(first request bad).
     const long double a = after_good, cb = m_step_bad_long(p0, q, true, 1 + c.g);
-    const long double e0 = given[0].outcomes[kDone], e1 = given[1].outcomes[kDone];
+    const long double e0 = given[0].last_good, e1 = given[1].last_good;
     start_bad = (cb + (a - cb) * e0) / (1.0L - (a - cb) * (e1 - e0));
   }
   PolicyBrute out;

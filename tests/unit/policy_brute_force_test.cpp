@@ -136,6 +136,39 @@ PolicyCase random_policy_case(std::mt19937_64& gen, PolicyKind policy, double ma
   }
 }
 
+// The same with a content fault (max_tokens, bad_tool_args,
+// duplicate_event) in every mix: the trust bit's partial_done, and the chain
+// stepping to the next call from a bad request a loop took as its answer.
+TEST(PolicyBruteForce, EngineMatchesIndependentBruteForceWithContentFaultsInEveryMix) {
+  std::mt19937_64 gen(20261207);
+  const int content[] = {kind_index("max_tokens"), kind_index("bad_tool_args"), kind_index("duplicate_event")};
+  for (auto policy : {PolicyKind::simple, PolicyKind::naive, PolicyKind::layered, PolicyKind::budgeted}) {
+    long long sequences = 0;
+    double diff = 0.0, partial = 0.0;
+    int cases = 0;
+    for (; cases < 150; ++cases) {
+      PolicyCase c = random_policy_case(gen, policy, 6e4);
+      const int pick = content[std::uniform_int_distribution<int>(0, 2)(gen)];
+      bool has = false;
+      for (const auto& kw : c.kinds) has = has || kKinds[kw.first].where == Where::content;
+      if (!has) c.kinds.front().first = pick;
+      std::sort(c.kinds.begin(), c.kinds.end());
+      c.kinds.erase(std::unique(c.kinds.begin(), c.kinds.end(),
+                                [](const auto& a, const auto& b) { return a.first == b.first; }),
+                    c.kinds.end());
+      if (c.sequences() > 6e4) continue;
+      const PolicyBrute bf = policy_brute_force(c);
+      sequences += bf.sequences;
+      partial = std::max(partial, static_cast<double>(bf.outcomes[kPartial]));
+      diff = std::max(diff, expect_engine_matches(c, bf));
+    }
+    std::cout << "[ brute    ] " << to_string(policy) << " with content faults: " << cases << " cases, " << sequences
+              << " sequences, largest P(partial_done) " << partial << ", max |engine - brute force| " << diff << "\n";
+    if (policy == PolicyKind::simple) EXPECT_EQ(partial, 0.0);  // simple retries every kind
+    else EXPECT_GT(partial, 0.1);
+  }
+}
+
 TEST(PolicyBruteForce, EngineMatchesIndependentBruteForceOnRandomSmallCases) {
   const auto t0 = std::chrono::steady_clock::now();
   std::mt19937_64 gen(20261001);

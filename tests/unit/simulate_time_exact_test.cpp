@@ -68,6 +68,13 @@ const Point kPoints[] = {
      "slow_headers=10,stall=20", 0, F},
     {"budgeted_sdk", B, 2, 2, 2, 4, 30, 10, "sdk", 0.5, 0, "http_529=1,cut=1", nullptr, 0, F},
     {"budgeted_list_think", B, 3, 1, 3, 3, 100, 10, "list:1,2", 1.0, 5, "http_500=1,malformed=1", nullptr, 0, F},
+    // The content faults and stall_first: a naive loop takes the three as
+    // answers (partial_done), a layered one retries all but the duplicate.
+    {"naive_content", N, 2, 2, 2, 0, 60, 20, "sdk", 1.0, 0.5,
+     "max_tokens=1,bad_tool_args=1,duplicate_event=1,cut=1,stall_first=1", "stall_first=20", 0, F},
+    {"layered_content", L, 2, 2, 2, 0, 30, 10, "list:1,2", 0.5, 0,
+     "max_tokens=2,duplicate_event=1,http_529=1,stall_first=1", "stall_first=5", 0, F},
+    {"continuous_naive_content", N, 2, 1, 1, 0, 60, 20, "sdk", 1.0, 0, "max_tokens=1,cut=1", nullptr, 0, C},
     // The continuous scope: lanes start from the stationary law, not the
     // exact engine's law at a task's first request, so many tasks per lane.
     {"continuous_simple", S, 2, 0, 2, 0, 60, 20, "sdk", 1.0, 2, nullptr, nullptr, 0, C},

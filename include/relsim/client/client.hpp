@@ -32,6 +32,7 @@
 // it is the `reset` fault. (A reply "empty" on a reused connection looks
 // just like an idle close and is resent; plans never script it.)
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -132,8 +133,13 @@ struct LiveTask {
   // without a kind (a bug of the server or the client, not a fault).
   bool text_ok = true;
   std::vector<int> retry_counts;  // x-stainless-retry-count of each request sent
-  // What the client made of each request: nullopt for a good one.
+  // What the client made of each request: nullopt for a good one (a
+  // content fault the loop took as its answer is named here too).
   std::vector<std::optional<FaultKind>> seen;
+  // Answers a call took that were a content fault's (naive takes them all,
+  // layered a duplicated event): the task, if it goes on to its end, is
+  // partial_done.
+  std::int64_t wrong_answers = 0;
   std::string error;  // the message of the error that ended the task, if any
   bool throttled = false;  // the retry throttle denied a retry, which ended the task
   // With ClientConfig::pool: per request sent, the wall seconds it waited
@@ -247,20 +253,42 @@ inline double jitter(std::uint64_t seed, std::int64_t task, std::int64_t k) {
 // dialect (chat_stream.cpp): chat.completion.chunk data, StreamEventError
 // for a chunk that holds an error object, and at on_end() StreamError(no_stop)
 // unless a chunk gave a finish_reason.
+//
+// What the stream checks in a whole answer (docs/policies.md, Content
+// faults): `stop_and_tools` (the layered and budgeted loops) throws
+// StreamError(max_tokens) at the stop reason max_tokens (finish_reason
+// length) and StreamError(bad_tool_args) at a tool call whose arguments do
+// not parse as JSON; `all` (simple, where every bad request is a failed
+// attempt) also StreamError(duplicate_event) at a content event whose data
+// repeats the one before it. `none` (naive) takes the answer as it is;
+// wrong() still says what was wrong with it.
+enum class AnswerChecks { none, stop_and_tools, all };
 class MessageStream {
  public:
-  explicit MessageStream(Dialect dialect = Dialect::anthropic) : dialect_(dialect) {}
+  explicit MessageStream(Dialect dialect = Dialect::anthropic, AnswerChecks checks = AnswerChecks::none)
+      : dialect_(dialect), checks_(checks) {}
   void on_event(const SseEvent& event);
   void on_end() const;
   bool stopped() const { return stopped_; }
   const std::string& text() const { return text_; }
+  // The content fault the answer carried, the first one seen: max_tokens,
+  // bad_tool_args or duplicate_event; nullopt for a healthy answer.
+  std::optional<FaultKind> wrong() const { return wrong_; }
 
  private:
   void on_chunk(const SseEvent& event);  // the OpenAI dialect's
+  // A content fault seen: noted, and thrown when the checks cover it.
+  void saw(FaultKind kind, std::string what);
+  // The arguments of the tool calls so far: whether each parses as JSON (an empty one is {}).
+  void check_tool_arguments();
 
   Dialect dialect_;
+  AnswerChecks checks_;
   std::string text_;
   bool stopped_ = false;  // message_stop came, or a finish_reason
+  std::optional<FaultKind> wrong_;
+  std::string last_content_;                  // the data of the last content event
+  std::map<std::int64_t, std::string> tools_;  // tool call index -> its arguments so far
 };
 
 // The request body of call `call` of `task`, and the answer it must get.

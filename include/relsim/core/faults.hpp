@@ -9,22 +9,36 @@
 
 namespace relsim {
 
+// Appended kinds go last, so that the draws of existing weights (kind_cuts)
+// and every seeded result stay the same.
 enum class FaultKind : std::uint8_t {
   cut, no_stop, malformed, overloaded, stall,                       // in-stream
   slow_headers, http_429, http_500, http_503, http_529, reset,      // pre-response
   http_400,                                                         // fatal
+  max_tokens, bad_tool_args, duplicate_event,                       // content
+  stall_first,                                                      // in-stream
 };
-inline constexpr int kFaultKinds = 12;
+inline constexpr int kFaultKinds = 16;
 
-enum class Stage { in_stream, pre_response, fatal };
+// in_stream: the stream breaks or stops after its 200 and headers;
+// pre_response: no 200; fatal: the caller's bug (400); content: a clean,
+// whole 200 stream whose answer is wrong (cut at the token limit, tool
+// arguments that are not JSON, an event sent twice), which only a client
+// that checks the answer catches (docs/model.md, Fault kinds).
+enum class Stage { in_stream, pre_response, fatal, content };
 
 std::string_view to_string(FaultKind kind);
 Stage stage_of(FaultKind kind);
 // Throws InputError naming the word and listing the kinds.
 FaultKind parse_fault_kind(std::string_view word);
 
+// Whether a request of this kind streams its answer, in part or whole
+// (in_stream and content): what billing charges output tokens for.
+bool streams_answer(FaultKind kind);
+
 // Relative weights of the kinds a bad request takes. Default: uniform over
-// the five in-stream kinds (docs/model.md, Reference experiment).
+// the five in-stream kinds cut .. stall (docs/model.md, Reference
+// experiment); stall_first, also in-stream, is not among them.
 struct FaultWeights {
   std::array<double, kFaultKinds> weight{};
   static FaultWeights in_stream_uniform();

@@ -26,6 +26,14 @@ void append_chunk(std::string& out, std::string_view data);
 // The end of the first complete server-sent event in `text` at or after
 // `from`: just past its blank line (\n\n or \r\n\r\n), or npos.
 std::size_t sse_event_end(std::string_view text, std::size_t from = 0);
+// One server-sent event: `event: NAME\ndata: DATA\n\n` (the Messages
+// API's), and a data-only one, `data: DATA\n\n` (OpenAI's chunks).
+std::string sse_event(std::string_view name, std::string_view data);
+std::string data_event(std::string_view data);
+// An event's name ("message_stop"), "" when it has no `event:` line.
+std::string_view sse_event_name(std::string_view event);
+// An event's data: its `data:` lines' values joined by newlines.
+std::string sse_data(std::string_view event);
 std::string_view reason(int status);
 // Status line and headers up to the blank line.
 std::string head(int status, const Headers& headers);

@@ -82,8 +82,11 @@ constexpr bool to_second_provider(int used, int after) { return after > 0 && use
 // What the policy does after a request of the call in state `state`:
 // the call succeeds (`call_done`), the task ends (`ended`), or the call sends
 // another request from state `next`. `fault` is empty for a good request.
+// `trusted_bad`: the call took a content fault's wrong answer as its own
+// (naive); the task goes on, and ends partial_done if it would end done.
 struct Reaction {
   bool call_done = false;
+  bool trusted_bad = false;
   std::optional<OutcomeClass> ended;
   CallState next;
 };
@@ -105,12 +108,16 @@ class TaskRunner {
   std::int64_t requests() const { return requests_; }
   std::int64_t call() const { return call_; }        // calls completed so far
   const CallState& state() const { return state_; }  // of the current call
+  bool trusted_bad() const { return trusted_bad_; }  // some call took a content fault as its answer
+  // Whether the last request fed was bad: the chain's state where the task
+  // stopped (a task that took a content fault's answer last ends on one).
+  bool last_request_bad() const { return last_bad_; }
 
  private:
   Policy policy_;
   CallState state_;
   std::int64_t call_ = 0, requests_ = 0;
-  bool ended_ = false;
+  bool ended_ = false, trusted_bad_ = false, last_bad_ = false;
   OutcomeClass outcome_;
 };
 

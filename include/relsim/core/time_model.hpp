@@ -85,7 +85,7 @@ struct TimeModel {
   TimeChain chain;
   ChainScope scope = ChainScope::fresh;
   double request_seconds = 0.0;  // a good request, and a fault without its own entry
-  // A fault's duration; NaN: request_seconds.
+  // A fault's duration; NaN: request_seconds (stall_first: stall's, when that is given).
   std::array<double, kFaultKinds> fault_seconds = nan_fault_seconds();
   double think_seconds = 0.0;  // from the end of a call's good request to the next call's first
   Backoff backoff;
