@@ -34,12 +34,10 @@ void MessageStream::on_chunk(const SseEvent& ev) {
   if (!choice.is_object()) throw StreamError(FaultKind::malformed, "a choice that is not an object");
   if (const auto delta = choice.find("delta"); delta != choice.end() && delta->is_object()) {
     if (const auto content = delta->find("content"); content != delta->end()) {
-      if (content->is_string() && !content->get_ref<const std::string&>().empty()) {
-        if (ev.data == last_content_) saw(FaultKind::duplicate_event, "a chunk with content came twice running");
-        last_content_ = ev.data;
-      }
-      if (content->is_string()) text_ += content->get<std::string>();
-      else if (!content->is_null()) throw StreamError(FaultKind::malformed, "a delta whose content is not a string");
+      if (content->is_string()) {
+        note_content(ev.data, content->get_ref<const std::string&>());
+        text_ += content->get<std::string>();
+      } else if (!content->is_null()) throw StreamError(FaultKind::malformed, "a delta whose content is not a string");
     }
     if (const auto calls = delta->find("tool_calls"); calls != delta->end() && calls->is_array())
       for (const nlohmann::json& call : *calls) {

@@ -343,7 +343,10 @@ LayerWeights layer_weights(const Policy& policy, const FaultWeights& kinds) {
   for (int k = 0; k < kFaultKinds; ++k) {
     const double weight = kinds.weight[static_cast<std::size_t>(k)];
     const Stage stage = stage_of(static_cast<FaultKind>(k));
-    if (stage == Stage::fatal) w.fatal += weight;
+    // A duplicated event layered takes as its answer: the task cannot end
+    // done, whatever follows; for P(done) that is a fault no layer retries.
+    const bool taken = policy.kind == PolicyKind::layered && static_cast<FaultKind>(k) == FaultKind::duplicate_event;
+    if (stage == Stage::fatal || taken) w.fatal += weight;
     else if (stage == Stage::pre_response && policy.kind == PolicyKind::layered) w.pre += weight;
     else w.stream += weight;
   }

@@ -9,8 +9,9 @@
 // without its stop (message_stop; a finish_reason) is no_stop. A whole,
 // clean answer can still carry a content fault (docs/model.md): stopped at
 // its token limit (max_tokens), a tool call whose arguments are not JSON
-// (bad_tool_args), a content event twice running (duplicate_event), read
-// as relsim's client reads them (MessageStream::wrong). An exchange
+// (bad_tool_args), read as relsim's client reads them (MessageStream::wrong);
+// a content event twice running is not taken for duplicate_event, as a real
+// answer may repeat a token. An exchange
 // a fault of the plan broke on its way to the client is skipped (the proxy
 // stopped reading the upstream's answer there), and so is one the proxy
 // stopped reading because its client went away (not read whole, no error).
@@ -70,7 +71,9 @@ std::optional<std::string> stream_fault(const RecordedExchange& x) {
   } catch (const ClientError&) {
     return std::nullopt;  // nothing relsim's client would read past; the stream itself was whole
   }
-  if (const std::optional<FaultKind> wrong = answer.wrong()) return std::string(to_string(*wrong));
+  // A repeated event is not read as a fault here: a real answer may repeat a token.
+  const std::optional<FaultKind> wrong = answer.wrong();
+  if (wrong && *wrong != FaultKind::duplicate_event) return std::string(to_string(*wrong));
   return std::nullopt;
 }
 

@@ -301,11 +301,13 @@ class Replicate {
     }
     release_connection(task, t);
     Tenant& tenant = tenants_[static_cast<std::size_t>(task.tenant)];
-    tenant.throttle.answered(task.retry, !fault, task.paid);
-    task.paid = 0.0;
     const CallState from = task.runner.state();
     const std::int64_t calls = task.runner.call();
-    if (!task.runner.feed(fault)) return end_task(slot, task.runner.outcome(), t);
+    const bool going = task.runner.feed(fault);
+    // A whole answer the call took (good, or a content fault's it trusted) is good to the throttle.
+    tenant.throttle.answered(task.retry, !fault || task.runner.call() > calls, task.paid);
+    task.paid = 0.0;
+    if (!going) return end_task(slot, task.runner.outcome(), t);
     if (task.runner.call() > calls) {
       task.retry = false;
       return send(slot, t);

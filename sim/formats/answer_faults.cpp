@@ -1,6 +1,8 @@
 // The content faults' bytes (answer_faults.hpp).
 #include "relsim/formats/answer_faults.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "relsim/core/http_text.hpp"
@@ -38,13 +40,30 @@ std::string with_stop(std::string_view event, Dialect dialect, std::string_view 
   return http_text::sse_event(http_text::sse_event_name(event), json_text(*j));
 }
 
-std::optional<std::size_t> block_index(std::string_view event) {
-  if (http_text::sse_event_name(event) != "content_block_start") return std::nullopt;
+std::optional<std::size_t> index_after(std::string_view event, Dialect dialect) {
+  const auto past = [](const Json& at) -> std::optional<std::size_t> {
+    if (!at.is_number_unsigned() || at.get<std::size_t>() > (std::size_t{1} << 20)) return std::nullopt;
+    return at.get<std::size_t>() + 1;
+  };
+  if (dialect == Dialect::anthropic) {
+    if (http_text::sse_event_name(event) != "content_block_start") return std::nullopt;
+    const std::optional<Json> j = object_of(event);
+    if (!j || !j->contains("index")) return std::nullopt;
+    return past((*j)["index"]);
+  }
   const std::optional<Json> j = object_of(event);
   if (!j) return std::nullopt;
-  const auto index = j->find("index");
-  if (index == j->end() || !index->is_number_unsigned()) return std::nullopt;
-  return index->get<std::size_t>();
+  const auto choices = j->find("choices");
+  if (choices == j->end() || !choices->is_array() || choices->empty() || !(*choices)[0].is_object()) return std::nullopt;
+  const Json& choice = (*choices)[0];
+  if (!choice.contains("delta") || !choice["delta"].is_object() || !choice["delta"].contains("tool_calls") ||
+      !choice["delta"]["tool_calls"].is_array())
+    return std::nullopt;
+  std::optional<std::size_t> out;
+  for (const Json& call : choice["delta"]["tool_calls"])
+    if (call.is_object() && call.contains("index"))
+      if (const std::optional<std::size_t> next = past(call["index"])) out = std::max(out.value_or(0), *next);
+  return out;
 }
 
 std::vector<std::string> bad_tool_call(Dialect dialect, std::size_t index, std::string_view finish_chunk) {
@@ -74,11 +93,11 @@ std::vector<std::string> bad_tool_call(Dialect dialect, std::size_t index, std::
                                      {"finish_reason", nullptr}}});
     return http_text::data_event(json_text(c));
   };
-  return {tool_chunk(Json{{"index", 0},
+  return {tool_chunk(Json{{"index", index},
                           {"id", "call_relsim"},
                           {"type", "function"},
                           {"function", {{"name", kToolName}, {"arguments", kArgsHead}}}}),
-          tool_chunk(Json{{"index", 0}, {"function", {{"arguments", kArgsTail}}}})};
+          tool_chunk(Json{{"index", index}, {"function", {{"arguments", kArgsTail}}}})};
 }
 
 namespace {

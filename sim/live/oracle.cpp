@@ -35,8 +35,11 @@ Prediction predict_task(const Policy& policy, const TaskPlan& task, const Client
     on_request(r);
     const bool retry = before.used > 0;
     if (throttle) throttle->sent(retry);
+    const std::int64_t calls = runner.call();
     runner.feed(r);
-    if (throttle) throttle->answered(retry, !r, paid);
+    // A whole answer the call took is good to the throttle, as the client
+    // tells it: a good one, or a content fault's the policy trusted.
+    if (throttle) throttle->answered(retry, !r || runner.call() > calls, paid);
     last = r;
     paid = 0.0;  // what allow_retry takes below is the next request's
     if (r == FaultKind::slow_headers) wait += timing.header_timeout;

@@ -23,7 +23,7 @@ TaskTrace trace_task(const Model& model, const Policy& policy, const SimConfig& 
     Entry entry = Entry::lane_start;
     for (std::int64_t t = task % lanes; t < task; t += lanes) {
       const TaskRunner run = detail::walk_policy_task(s, policy, config.seed, t, entry, [](const auto&, bool) {});
-      entry = run.outcome().outcome == Outcome::done ? Entry::after_good : Entry::after_bad;
+      entry = run.last_request_bad() ? Entry::after_bad : Entry::after_good;
     }
     trace.entry = entry;
   }

@@ -107,7 +107,7 @@ std::vector<StreamFault::Step> StreamFault::on_event(std::string event) {
   return out;
 }
 
-// The content faults and stall_first (content_faults.hpp): a whole stream
+// The content faults and stall_first (formats/answer_faults.hpp): a whole stream
 // whose answer is wrong, or nothing after the headers until released.
 void StreamFault::on_content_event(std::string event, bool content, std::size_t index, std::vector<Step>& out) {
   const bool openai = dialect_ == Dialect::openai;
@@ -122,7 +122,8 @@ void StreamFault::on_content_event(std::string event, bool content, std::size_t 
       out.push_back({reason ? answer_faults::with_stop(event, dialect_, "max_tokens", "length") : std::move(event)});
       return;
     case FaultKind::bad_tool_args:  // a tool call whose arguments are not JSON, before the stop
-      if (const std::optional<std::size_t> block = answer_faults::block_index(event)) next_block_ = std::max(next_block_, *block + 1);
+      if (const std::optional<std::size_t> next = answer_faults::index_after(event, dialect_))
+        next_block_ = std::max(next_block_, *next);
       if (reason && !std::exchange(acted_, true)) {
         for (std::string& e : answer_faults::bad_tool_call(dialect_, next_block_, event)) out.push_back({std::move(e)});
         out.push_back({answer_faults::with_stop(event, dialect_, "tool_use", "tool_calls")});

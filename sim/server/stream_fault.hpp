@@ -17,7 +17,7 @@
 //   malformed   a chunk whose JSON breaks off, before the first with content
 //   overloaded  the first chunk, then an error object as a chunk, then the end
 //   stall       the first chunk, then a hold until released, then the rest
-// The content faults and stall_first, in both dialects (content_faults.hpp):
+// The content faults and stall_first, in both dialects (formats/answer_faults.hpp):
 //   max_tokens       the events up to the first content, none after it,
 //                    and the stop reason max_tokens (finish_reason length)
 //   bad_tool_args    before the stop, a tool call whose arguments are
@@ -65,7 +65,7 @@ class StreamFault {
   std::size_t events_ = 0;
   bool acted_ = false;
   bool done_ = false;
-  std::size_t next_block_ = 0;  // bad_tool_args: past the highest content block index seen
+  std::size_t next_block_ = 0;  // bad_tool_args: past the highest block (tool call) index seen
 };
 
 // The event's name and its data (http_text.hpp).

@@ -172,8 +172,10 @@ net::awaitable<Outcome> whole_back(Connection& conn, Stream& stream, UpstreamLin
   const wire::WholeReply w = wire::break_whole(p.entry.fault, p.dialect, std::move(body));
   // Not the client's doing: the audit must not blame it for an unbroken answer.
   if (!w.broken)
-    upstream["error"] = fmt::format("upstream {} answered a JSON body with no stop to drop: {} was not applied",
-                                    config.upstream->url, to_string(p.entry.fault));
+    upstream["error"] = fmt::format("upstream {} answered a JSON body with {}: {} was not applied",
+                                    config.upstream->url,
+                                    p.entry.fault == FaultKind::no_stop ? "no stop to drop" : "no answer to rewrite",
+                                    to_string(p.entry.fault));
   const std::string head = client_head(res, keep, false, w.content_length);
   if (w.hold_before_body) {
     if (!co_await conn.write(head)) co_return gone;

@@ -13,8 +13,8 @@
 //   stall       the head, then a hold until the task is released, then the body
 // The content faults rewrite the JSON body (a Messages API message, a
 // chat.completion) and send it whole:
-//   max_tokens       stop_reason max_tokens (finish_reason length in every
-//                    choice), and only the first half of the first text
+//   max_tokens       stop_reason max_tokens (finish_reason length in the
+//                    first choice), and only the first half of the first text
 //   bad_tool_args    a tool call added whose arguments are the string
 //                    {"city": Paris}; stop_reason tool_use (tool_calls)
 //   duplicate_event  the first content block twice (OpenAI: the message's

@@ -7,6 +7,7 @@
 // upstream sent it, as far as the proxy read it; bad options are refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -44,6 +45,12 @@ std::vector<Json> recordings(const std::filesystem::path& dir) {
     std::string line;
     while (std::getline(in, line)) out.push_back(Json::parse(line));
   }
+  // In task and index order: an exchange is written when it ends, and under
+  // load a slow one ends after the next (the proxy reads the upstream to its end).
+  std::stable_sort(out.begin(), out.end(), [](const Json& a, const Json& b) {
+    return std::pair(a.value("task", std::int64_t{0}), a.value("index", std::int64_t{0})) <
+           std::pair(b.value("task", std::int64_t{0}), b.value("index", std::int64_t{0}));
+  });
   return out;
 }
 

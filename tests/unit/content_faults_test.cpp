@@ -14,6 +14,7 @@
 #include "relsim/core/error.hpp"
 #include "relsim/core/faults.hpp"
 #include "relsim/core/policy.hpp"
+#include "relsim/exact/exact.hpp"
 
 namespace relsim::content_faults_test {
 
@@ -85,6 +86,22 @@ TEST(ContentFaults, StallFirstHangsNaiveAndIsAStreamRetryUnderLayered) {
             (std::pair<std::string, std::int64_t>{"hang", 1}));
   EXPECT_EQ(run(Policy{.n = 1, .r = 1, .s = 2, .kind = PolicyKind::layered}, {FaultKind::stall_first, FaultKind::stall_first}),
             (std::pair<std::string, std::int64_t>{"env_error:stall_first", 2}));
+}
+
+TEST(ContentFaults, TheIndependentFormulaCountsADuplicateLayeredTakesAsNoSuccess) {
+  // Independent faults: the closed form against the transfer matrix, with
+  // the content kinds in the mix; layered takes a duplicate (never done).
+  const FaultWeights kinds = parse_fault_weights("duplicate_event=1,max_tokens=2,cut=1,http_529=1");
+  for (const PolicyKind kind : {PolicyKind::simple, PolicyKind::layered})
+    for (const double p : {0.05, 0.3, 0.7}) {
+      const Policy policy{.n = 3, .r = 2, .s = 1, .kind = kind};
+      ExactOptions opt;
+      opt.kinds = kinds;
+      const double matrix = exact_matrix(Model{.p = p, .q = p}, policy, opt).success;
+      const std::optional<double> formula = independent_success(p, policy, kinds);
+      ASSERT_TRUE(formula.has_value());
+      EXPECT_NEAR(*formula, matrix, 1e-12) << to_string(kind) << " p " << p;
+    }
 }
 
 // ---- relsim's client: what a stream's checks see ------------------------------
@@ -185,6 +202,15 @@ TEST(ContentFaults, TheClientsChecksCatchTheTokenLimitAndBadToolArgumentsInBothD
     EXPECT_EQ(fold(again, Dialect::openai, checks).wrong, FaultKind::duplicate_event);
     EXPECT_EQ(fold(again, Dialect::openai, checks).thrown,
               checks == AnswerChecks::all ? std::optional(FaultKind::duplicate_event) : std::nullopt);
+  }
+}
+
+TEST(ContentFaults, AHealthyAnswerThatRepeatsAShortOrBlankTokenIsNoDuplicate) {
+  // Models repeat tokens: two "\n\n" deltas, or "ha" twice, are an answer.
+  for (const std::string& token : {std::string("\\n\\n"), std::string("ha"), std::string("    ")}) {
+    const Folded f = fold(anthropic(text(token) + text(token)), Dialect::anthropic, AnswerChecks::all);
+    EXPECT_EQ(f.thrown, std::nullopt) << token;
+    EXPECT_EQ(f.wrong, std::nullopt) << token;
   }
 }
 

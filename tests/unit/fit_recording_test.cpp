@@ -150,7 +150,8 @@ TEST(FitRecordings, AWholeAnswerWithAContentFaultIsBadByItsKind) {
   std::ofstream(file) << text;
   std::vector<fit::Record> got;
   fit::read_records(file.string(), fit::Format::automatic, [&](const fit::Record& r) { got.push_back(r); });
-  const std::vector<std::string> kinds = {"",           "max_tokens",    "bad_tool_args", "duplicate_event", "max_tokens",
+  // A repeated delta (index 3) is no fault to fit: a real answer may repeat a token.
+  const std::vector<std::string> kinds = {"",           "max_tokens",    "bad_tool_args", "",             "max_tokens",
                                           "max_tokens", "bad_tool_args", "max_tokens",    ""};
   ASSERT_EQ(got.size(), kinds.size());
   for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].kind, kinds[i]) << i;

@@ -260,7 +260,9 @@ inline double jitter(std::uint64_t seed, std::int64_t task, std::int64_t k) {
 // length) and StreamError(bad_tool_args) at a tool call whose arguments do
 // not parse as JSON; `all` (simple, where every bad request is a failed
 // attempt) also StreamError(duplicate_event) at a content event whose data
-// repeats the one before it. `none` (naive) takes the answer as it is;
+// repeats the one before it (note_content: a heuristic made for the mock's
+// and the proxy's duplicate, which a real stream's repeated token of four
+// bytes or more would also trip). `none` (naive) takes the answer as it is;
 // wrong() still says what was wrong with it.
 enum class AnswerChecks { none, stop_and_tools, all };
 class MessageStream {
@@ -279,6 +281,10 @@ class MessageStream {
   void on_chunk(const SseEvent& event);  // the OpenAI dialect's
   // A content fault seen: noted, and thrown when the checks cover it.
   void saw(FaultKind kind, std::string what);
+  // A content event's data and its text: a duplicate_event when the data
+  // repeats the last content event's and the text is at least 4 bytes and
+  // not blank (a healthy answer repeats short tokens).
+  void note_content(const std::string& data, const std::string& text);
   // The arguments of the tool calls so far: whether each parses as JSON (an empty one is {}).
   void check_tool_arguments();
 

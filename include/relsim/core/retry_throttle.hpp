@@ -20,7 +20,7 @@ namespace relsim {
 //                   response costs 1 (floor 0), each good one returns RATIO
 //                   (cap MAX); no retry while tokens <= MAX / 2.
 //   aws             the AWS SDKs' standard mode: a quota of 500 tokens; a
-//                   retry takes 5 (10 after a timeout: slow_headers, stall);
+//                   retry takes 5 (10 after a timeout: slow_headers, stall, stall_first);
 //                   a good retry gives its cost back and a good first
 //                   attempt returns 1 (cap 500), as botocore; no retry when the
 //                   quota cannot pay.
@@ -79,7 +79,8 @@ class RetryThrottle {
       case Throttle::Kind::grpc:
         return tokens_ > rule_.max_tokens / 2.0;
       case Throttle::Kind::aws: {
-        const bool timeout = kind == FaultKind::slow_headers || kind == FaultKind::stall;
+        const bool timeout =
+            kind == FaultKind::slow_headers || kind == FaultKind::stall || kind == FaultKind::stall_first;
         const double cost = timeout ? kAwsTimeoutCost : kAwsRetryCost;
         if (tokens_ < cost) return false;
         tokens_ -= cost;

@@ -28,11 +28,14 @@ inline constexpr std::string_view kArgsTail = "Paris}";
 // object that names one comes back as it was.
 std::string with_stop(std::string_view event, Dialect dialect, std::string_view anthropic, std::string_view openai);
 
-// The index of an Anthropic content_block_start event, nullopt for any other.
-std::optional<std::size_t> block_index(std::string_view event);
+// The first index free after `event`: past an Anthropic content_block_start's
+// block, past the highest tool call an OpenAI chunk's delta carries; nullopt
+// for any other event.
+std::optional<std::size_t> index_after(std::string_view event, Dialect dialect);
 
 // The events of the bad tool call. Anthropic: content_block_start of a
-// tool_use block at `index`, two input_json_delta events, content_block_stop.
+// tool_use block at block `index`, two input_json_delta events,
+// content_block_stop. OpenAI: tool call `index`.
 // OpenAI: two chunks with tool_calls deltas, modelled on `finish_chunk` (its
 // id, created and model kept, its choice's delta replaced).
 std::vector<std::string> bad_tool_call(Dialect dialect, std::size_t index, std::string_view finish_chunk);
