@@ -116,7 +116,8 @@ Totals totals(const CallMatrices& c, const Eigen::RowVectorXd& chain_start, std:
       seconds += vi * c.seconds_col(i);
       const double* arow = &advance[static_cast<std::size_t>(i * k)];
       for (Eigen::Index l = 0; l < k; ++l) next[static_cast<std::size_t>(l)] += vi * arow[l];
-      const double* erow = &end_cols[static_cast<std::size_t>(i * m_end)];
+      // No ending at all (a naive call that takes every fault it meets as an answer): no row to read.
+      const double* erow = end_cols.data() + i * m_end;
       for (Eigen::Index m = 0; m < m_end; ++m) ends[static_cast<std::size_t>(m)] += vi * erow[m];
       if (want_exit && alive > 0.0) {
         const double* xrow = &exit_m[static_cast<std::size_t>(i * k)];
