@@ -18,6 +18,15 @@ constexpr double kMaxPrice = 1e6;
 
 bool in_stream(std::optional<FaultKind> kind) { return kind && streams_answer(*kind); }
 
+// The kinds --break-at may name, as its errors list them: those that stream an answer.
+std::string answer_kinds() {
+  std::string s;
+  for (int k = 0; k < kFaultKinds; ++k)
+    if (streams_answer(static_cast<FaultKind>(k)))
+      s += (s.empty() ? "" : ", ") + std::string(to_string(static_cast<FaultKind>(k)));
+  return s;
+}
+
 }  // namespace
 
 std::array<double, kFaultKinds> Billing::default_break_at() {
@@ -25,8 +34,8 @@ std::array<double, kFaultKinds> Billing::default_break_at() {
   at[static_cast<std::size_t>(FaultKind::cut)] = 0.5;
   at[static_cast<std::size_t>(FaultKind::no_stop)] = 1.0;
   // A content fault is a whole answer, billed as one.
-  for (const FaultKind k : {FaultKind::max_tokens, FaultKind::bad_tool_args, FaultKind::duplicate_event})
-    at[static_cast<std::size_t>(k)] = 1.0;
+  for (int k = 0; k < kFaultKinds; ++k)
+    if (stage_of(static_cast<FaultKind>(k)) == Stage::content) at[static_cast<std::size_t>(k)] = 1.0;
   return at;
 }
 
@@ -87,24 +96,22 @@ void validate(const Billing& b) {
       throw InputError(fmt::format("break-at of {} = {} is out of range: it must be a number in [0, 1]", to_string(kind), f));
     if (f > 0.0 && !in_stream(kind))
       throw InputError(fmt::format("break-at of {} = {}: {} is refused before the model starts and never billed; "
-                                   "name the kinds that stream an answer only (cut, no_stop, malformed, overloaded, "
-                                   "stall, max_tokens, bad_tool_args, duplicate_event, stall_first)",
-                                   to_string(kind), f, to_string(kind)));
+                                   "name the kinds that stream an answer only ({})",
+                                   to_string(kind), f, to_string(kind), answer_kinds()));
   }
 }
 
 std::array<double, kFaultKinds> parse_break_at(std::string_view spec) {
   std::vector<bool> named(kFaultKinds, false);
-  WeightWords words{"break-at", "kind", "cut=0.5,stall=0.25",
-                    "cut, no_stop, malformed, overloaded, stall, max_tokens, bad_tool_args, duplicate_event, stall_first",
-                    [&named](std::string_view word) {
+  const std::string kinds = answer_kinds();
+  WeightWords words{"break-at", "kind", "cut=0.5,stall=0.25", kinds,
+                    [&named, &kinds](std::string_view word) {
                       const FaultKind kind = parse_fault_kind(word);
                       if (!in_stream(kind))
                         throw InputError(fmt::format(
                             "break-at names '{}', which is refused before the model starts and never billed: name "
-                            "the kinds that stream an answer only (cut, no_stop, malformed, overloaded, stall, max_tokens, "
-                            "bad_tool_args, duplicate_event, stall_first)",
-                            word));
+                            "the kinds that stream an answer only ({})",
+                            word, kinds));
                       named[static_cast<std::size_t>(kind)] = true;
                       return static_cast<std::size_t>(kind);
                     },

@@ -25,8 +25,8 @@ std::array<double, kFaultKinds> stream_break_share(Dialect dialect) {
   share[static_cast<std::size_t>(FaultKind::slow_headers)] = 1.0;  // its client sees it at a timeout, not at once
   share[static_cast<std::size_t>(FaultKind::stall_first)] = 1.0;
   // A content fault is a whole stream; a client that checks it sees the fault at its end.
-  for (const FaultKind k : {FaultKind::max_tokens, FaultKind::bad_tool_args, FaultKind::duplicate_event})
-    share[static_cast<std::size_t>(k)] = 1.0;
+  for (int k = 0; k < kFaultKinds; ++k)
+    if (stage_of(static_cast<FaultKind>(k)) == Stage::content) share[static_cast<std::size_t>(k)] = 1.0;
   return share;
 }
 

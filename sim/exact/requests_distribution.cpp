@@ -29,7 +29,7 @@ void append_requests(const std::vector<std::vector<double>>& ended, ExactResult&
 // trimmed where their mass falls below options.prune_below, and the whole
 // is given up when it would cost more than options.max_distribution_work.
 void requests_distribution(const CallMatrices& c, const Eigen::RowVectorXd& chain_start, const Policy& policy,
-                  const ExactOptions& options, ExactResult& out) {
+                           const ExactOptions& options, ExactResult& out) {
   const Eigen::RowVectorXd start = lifted(c, chain_start);
   const Eigen::Index k = start.size();
   const int most = c.most;

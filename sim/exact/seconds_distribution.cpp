@@ -295,13 +295,9 @@ void seconds_distribution(const CallMatrices& c, const Eigen::RowVectorXd& chain
   const std::size_t done = slot(Outcome::done);
   const Eigen::Index clean = c.clean_states();
   for (const auto& [t, v] : cur.sorted()) {
-    if (!c.trust_bit) {
-      ended.add(t)[done] += sum(v, k);
-      continue;
-    }
     double* into = ended.add(t);
     into[done] += sum(v, clean);
-    into[slot(Outcome::partial_done)] += sum(v + clean, k - clean);
+    if (c.trust_bit) into[slot(Outcome::partial_done)] += sum(v + clean, k - clean);
   }
   add_bins(b, ended, out);
   out.seconds_complete = true;

@@ -3,8 +3,6 @@
 
 #include <algorithm>
 
-#include <fmt/format.h>
-
 #include "relsim/core/http_text.hpp"
 #include "relsim/core/json.hpp"
 
@@ -70,21 +68,21 @@ std::vector<std::string> bad_tool_call(Dialect dialect, std::size_t index, std::
   if (dialect == Dialect::anthropic) {
     const auto delta = [index](std::string_view piece) {
       return http_text::sse_event("content_block_delta",
-                             json_text(Json{{"type", "content_block_delta"},
-                                            {"index", index},
-                                            {"delta", {{"type", "input_json_delta"}, {"partial_json", piece}}}}));
+                                  json_text(Json{{"type", "content_block_delta"},
+                                                 {"index", index},
+                                                 {"delta", {{"type", "input_json_delta"}, {"partial_json", piece}}}}));
     };
     return {http_text::sse_event("content_block_start",
-                            json_text(Json{{"type", "content_block_start"},
-                                           {"index", index},
-                                           {"content_block",
-                                            {{"type", "tool_use"},
-                                             {"id", "toolu_relsim"},
-                                             {"name", kToolName},
-                                             {"input", Json::object()}}}})),
+                                 json_text(Json{{"type", "content_block_start"},
+                                                {"index", index},
+                                                {"content_block",
+                                                 {{"type", "tool_use"},
+                                                  {"id", "toolu_relsim"},
+                                                  {"name", kToolName},
+                                                  {"input", Json::object()}}}})),
             delta(kArgsHead), delta(kArgsTail),
             http_text::sse_event("content_block_stop",
-                            json_text(Json{{"type", "content_block_stop"}, {"index", index}}))};
+                                 json_text(Json{{"type", "content_block_stop"}, {"index", index}}))};
   }
   Json chunk = object_of(finish_chunk).value_or(Json{{"object", "chat.completion.chunk"}});
   const auto tool_chunk = [&chunk](Json call) {
@@ -101,6 +99,9 @@ std::vector<std::string> bad_tool_call(Dialect dialect, std::size_t index, std::
 }
 
 namespace {
+
+// The bad tool call's arguments whole, as a whole answer carries them.
+std::string bad_arguments() { return std::string(kArgsHead) + std::string(kArgsTail); }
 
 // The first half of `text`, cut at a UTF-8 character's start.
 std::string first_half(const std::string& text) {
@@ -126,7 +127,7 @@ bool rewrite_message(Json& j, FaultKind kind) {
       content->push_back(Json{{"type", "tool_use"},
                               {"id", "toolu_relsim"},
                               {"name", kToolName},
-                              {"input", fmt::format("{}{}", kArgsHead, kArgsTail)}});
+                              {"input", bad_arguments()}});
       return true;
     default:  // duplicate_event
       if (content->empty()) return false;
@@ -155,7 +156,7 @@ bool rewrite_completion(Json& j, FaultKind kind) {
           {"type", "function"},
           {"function",
            {{"name", kToolName},
-            {"arguments", fmt::format("{}{}", kArgsHead, kArgsTail)}}}}});
+            {"arguments", bad_arguments()}}}}});
       return true;
     default:  // duplicate_event
       if (!text.is_string()) return false;

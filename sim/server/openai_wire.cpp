@@ -94,7 +94,7 @@ StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int
     s.events = with_end({role, text1, text2});
     return s;
   }
-  if (stage_of(entry.fault) == Stage::content || entry.fault == FaultKind::stall_first)
+  if (made_by_stream_fault(entry.fault))
     return faulted_script(with_end({role, text1, text2}), entry.fault, Dialect::openai, s.gate_at);
   switch (entry.fault) {
     case FaultKind::cut:  // no [DONE]: the connection ends after the first content

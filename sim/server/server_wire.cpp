@@ -77,6 +77,10 @@ bool streams(const ScriptEntry& entry) {
   return entry.reply == Reply::ok || (entry.reply == Reply::fault && streams_answer(entry.fault));
 }
 
+bool made_by_stream_fault(FaultKind kind) {
+  return stage_of(kind) == Stage::content || kind == FaultKind::stall_first;
+}
+
 StreamScript faulted_script(const std::vector<std::string>& ok, FaultKind kind, Dialect dialect, std::size_t gate_at) {
   StreamScript s;
   mock::StreamFault fault(kind, dialect);
@@ -145,7 +149,7 @@ StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int
     s.events = {message_start, block_start, ping, delta1, delta2, block_stop, message_delta, message_stop};
     return s;
   }
-  if (stage_of(entry.fault) == Stage::content || entry.fault == FaultKind::stall_first)
+  if (made_by_stream_fault(entry.fault))
     return faulted_script({message_start, block_start, ping, delta1, delta2, block_stop, message_delta, message_stop},
                           entry.fault, Dialect::anthropic, s.gate_at);
   switch (entry.fault) {

@@ -63,6 +63,9 @@ struct StreamScript {
 // `fault` is ignored unless `reply` is Reply::fault with an in-stream or content kind.
 StreamScript stream_script(const ScriptEntry& entry, std::int64_t task, std::int64_t index, std::size_t body_bytes);
 bool streams(const ScriptEntry& entry);  // ok, or an in-stream or content fault kind
+// Whether the mock makes `kind`'s stream from its healthy one through the
+// proxy's own StreamFault (the content kinds and stall_first): faulted_script.
+bool made_by_stream_fault(FaultKind kind);
 // The healthy events `ok` as a content fault or stall_first makes them
 // (mock::StreamFault, the proxy's own), `gate_at` kept within them.
 StreamScript faulted_script(const std::vector<std::string>& ok, FaultKind kind, Dialect dialect, std::size_t gate_at);

@@ -108,7 +108,6 @@ class TaskRunner {
   std::int64_t requests() const { return requests_; }
   std::int64_t call() const { return call_; }        // calls completed so far
   const CallState& state() const { return state_; }  // of the current call
-  bool trusted_bad() const { return trusted_bad_; }  // some call took a content fault as its answer
   // Whether the last request fed was bad: the chain's state where the task
   // stopped (a task that took a content fault's answer last ends on one).
   bool last_request_bad() const { return last_bad_; }

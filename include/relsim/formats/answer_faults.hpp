@@ -35,9 +35,9 @@ std::optional<std::size_t> index_after(std::string_view event, Dialect dialect);
 
 // The events of the bad tool call. Anthropic: content_block_start of a
 // tool_use block at block `index`, two input_json_delta events,
-// content_block_stop. OpenAI: tool call `index`.
-// OpenAI: two chunks with tool_calls deltas, modelled on `finish_chunk` (its
-// id, created and model kept, its choice's delta replaced).
+// content_block_stop. OpenAI: two chunks whose tool_calls deltas carry tool
+// call `index`, modelled on `finish_chunk` (its id, created and model kept,
+// its choice's delta replaced).
 std::vector<std::string> bad_tool_call(Dialect dialect, std::size_t index, std::string_view finish_chunk);
 
 // A whole answer's JSON body as `kind` (max_tokens, bad_tool_args,
