@@ -144,13 +144,14 @@ void refuse_plan_options_in_time_mode(CLI::App& cmd, const std::function<bool()>
       {"--backoff-base", "give --backoff exp:BASE,CAP,JITTER"},
       {"--backoff-cap", "give --backoff exp:BASE,CAP,JITTER"},
       {"--request-seconds", "the mock answers at once, and the exact value takes 0 s"},
+      {"--request-seconds-from", "the mock answers at once, and the exact value takes 0 s"},
       {"--fault-seconds", "a slow_headers fault takes the client's --header-timeout and a stall its --idle-timeout"},
       {"--timeline", "it draws the requests of a plan's tasks: give --fault, --plan or --p"}};
   for (const auto& [name, why] : refused) {
     CLI::Option* option = cmd.get_option(name);
     refuse_when(option, timed, fmt::format("{} does not apply to relsim live in time mode: {}", name, why));
     // A time option is refused in time mode too, the only one it has here: --help says so.
-    if (std::string_view(name) == "--request-seconds" || std::string_view(name) == "--fault-seconds")
+    if (std::string_view(name).starts_with("--request-seconds") || std::string_view(name) == "--fault-seconds")
       option->description(fmt::format("refused here: {}", why));
   }
   cmd.get_option("--hidden-chain")->description("refused here: the mock's outage mode has two states");

@@ -1,5 +1,6 @@
 #include "relsim/core/time_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -190,6 +191,20 @@ Eigen::MatrixXd TimeChain::wait_weighted_transition(double fixed, double wait, d
   return transition(fixed + low) * ((low + width) * i1 - kk) / width;
 }
 
+Eigen::MatrixXd TimeChain::law_transition(const std::vector<double>& law) const {
+  RELSIM_ASSERT(!law.empty());
+  Eigen::MatrixXd sum = Eigen::MatrixXd::Zero(states(), states());
+  for (const double d : law) sum += transition(d);
+  return sum / static_cast<double>(law.size());
+}
+
+Eigen::MatrixXd TimeChain::law_weighted_transition(const std::vector<double>& law) const {
+  RELSIM_ASSERT(!law.empty());
+  Eigen::MatrixXd sum = Eigen::MatrixXd::Zero(states(), states());
+  for (const double d : law) sum += d * transition(d);
+  return sum / static_cast<double>(law.size());
+}
+
 TimeChain two_state_time_chain(double t_good, double t_bad, std::string_view good_name, std::string_view bad_name) {
   check_seconds(t_good, good_name, true);
   check_seconds(t_bad, bad_name, true);
@@ -229,16 +244,38 @@ std::array<double, kFaultKinds> TimeModel::nan_fault_seconds() {
   return a;
 }
 
-double TimeModel::seconds_of(std::optional<FaultKind> fault) const {
-  if (!fault) return request_seconds;
-  double s = fault_seconds[static_cast<std::size_t>(*fault)];
+namespace {
+
+// A fault's own seconds; NaN when it takes a good request's.
+double own_seconds(const TimeModel& t, FaultKind fault) {
+  const double s = t.fault_seconds[static_cast<std::size_t>(fault)];
   // A stall before the first event waits for the same idle timeout as one
   // after it, unless it is given its own seconds.
-  if (std::isnan(s) && *fault == FaultKind::stall_first) s = fault_seconds[static_cast<std::size_t>(FaultKind::stall)];
+  if (std::isnan(s) && fault == FaultKind::stall_first) return t.fault_seconds[static_cast<std::size_t>(FaultKind::stall)];
+  return s;
+}
+
+}  // namespace
+
+double TimeModel::seconds_of(std::optional<FaultKind> fault) const {
+  if (!fault) return request_seconds;
+  const double s = own_seconds(*this, *fault);
   return std::isnan(s) ? request_seconds : s;
 }
 
-bool TimeModel::fixed_waits() const { return !backoff.jittered(); }
+bool TimeModel::drawn(std::optional<FaultKind> fault) const {
+  return !request_law.empty() && (!fault || std::isnan(own_seconds(*this, *fault)));
+}
+
+double TimeModel::longest_request() const {
+  double most = request_seconds;
+  for (const double s : request_law) most = std::max(most, s);
+  for (const double s : fault_seconds)
+    if (!std::isnan(s)) most = std::max(most, s);
+  return most;
+}
+
+bool TimeModel::fixed_times() const { return !backoff.jittered() && request_law.empty(); }
 
 Wait wait_before(const TimeModel& time, const CallState& from, const CallState& to, FaultKind kind) {
   return wait_before(time.backoff, time.retry_after, from, to, kind);
@@ -258,6 +295,7 @@ void validate(const TimeModel& t) {
   const Eigen::Index k = t.chain.states();
   RELSIM_ASSERT(k >= 1 && t.chain.bad.size() == k && t.chain.initial.size() == k);
   check_seconds(t.request_seconds, "request-seconds", false);
+  for (const double s : t.request_law) check_seconds(s, "a recorded request's seconds", false);
   check_seconds(t.think_seconds, "think-seconds", false);
   for (int i = 0; i < kFaultKinds; ++i) {
     const double s = t.fault_seconds[static_cast<std::size_t>(i)];

@@ -76,6 +76,7 @@ struct Walk {
   // good request, their patterns, its normalised kind weights and its clock.
   struct LaneData {
     Mat d_bad, d_good, bad_pattern, good_exit, good_exit_pattern;
+    Mat good_exit_weighted;  // D_good E[D exp(Q (D + think))], with Steps::gap_weighted only
     std::vector<double> weight;
     const Clock* clock = nullptr;
   };
@@ -121,6 +122,7 @@ struct Walk {
       d.bad_pattern = positive_pattern(d.d_bad);
       d.good_exit = d.d_good * step_of(steps.gap(std::nullopt)).value;
       d.good_exit_pattern = positive_pattern(d.good_exit);
+      if (steps.gap_weighted) d.good_exit_weighted = d.d_good * step_of(steps.gap_weighted(std::nullopt)).value;
       const double total = lane.kinds.total();
       RELSIM_ASSERT(total > 0.0);
       for (int kind = 0; kind < kFaultKinds; ++kind)
@@ -191,7 +193,10 @@ struct Walk {
     if (clock) {
       const double good_seconds = lane.clock->duration(std::nullopt);
       seconds += good_seconds * (node.reach * d_good * ones);
-      if (clock->track_done) advance_seconds.noalias() += (node.time_reach + good_seconds * node.reach) * good_exit;
+      if (clock->track_done && steps.gap_weighted)
+        advance_seconds.noalias() += node.time_reach * good_exit + node.reach * lane.good_exit_weighted;
+      else if (clock->track_done)
+        advance_seconds.noalias() += (node.time_reach + good_seconds * node.reach) * good_exit;
       for (const auto& [t, m] : node.by_micros)
         accumulate(c.succeed_by_micros, t + to_micros(good_seconds), Eigen::MatrixXd(m * good_exit));
     }
@@ -223,7 +228,10 @@ struct Walk {
       for (Eigen::Index j = 0; j < k; ++j)
         if (finish(i, j) > 0.0) most_on_trusted(i, j) = used + 1;
     if (!clock) return;
-    if (clock->track_done)
+    if (clock->track_done && steps.gap_weighted)
+      trusted_seconds.noalias() +=
+          w * (node.time_reach * lane.d_bad * gap.value + bad.reach * step_of(steps.gap_weighted(kind)).value);
+    else if (clock->track_done)
       trusted_seconds.noalias() += w * ((node.time_reach * lane.d_bad + duration * bad.reach) * gap.value);
     for (const auto& [t, m] : node.by_micros)
       accumulate(trusted_by_micros, t + to_micros(duration), Eigen::MatrixXd(w * (m * lane.d_bad * gap.value)));
@@ -263,7 +271,12 @@ struct Walk {
     if (clock->track_done) {
       // The time so far and this request's duration ride the step; the
       // wait rides it weighted (E[W step], not E[W] E[step]).
-      to.time_reach.noalias() += w * ((node.time_reach * d_bad + duration * bad.reach) * step.value);
+      // A drawn duration rides it weighted too.
+      if (retry.duration_weighted)
+        to.time_reach.noalias() +=
+            w * (node.time_reach * d_bad * step.value + bad.reach * step_of(*retry.duration_weighted).value);
+      else
+        to.time_reach.noalias() += w * ((node.time_reach * d_bad + duration * bad.reach) * step.value);
       to.time_reach.noalias() += w * (bad.reach * step_of(*retry.wait_weighted).value);
     }
     if (!clock->track_times) return;

@@ -26,6 +26,10 @@ struct RetryStep {
   // Time mode: E[wait exp(Q (duration + wait))], the step weighted by the
   // wait (Clock::track_done only; lives as long as the Steps).
   const Eigen::MatrixXd* wait_weighted = nullptr;
+  // Time mode, a drawn duration D (TimeModel::request_law): E[D exp(Q (D +
+  // wait))], the step weighted by the request's own duration. nullptr: the
+  // duration is the clock's, fixed, and rides the step as a factor.
+  const Eigen::MatrixXd* duration_weighted = nullptr;
 };
 
 // The step from one request to the next, as a matrix of the hidden state.
@@ -36,6 +40,9 @@ struct Steps {
   // From a call's last request (nullopt: good) to the next call's first
   // request, or the next task's when the call ended the task.
   std::function<const Eigen::MatrixXd&(std::optional<FaultKind> last)> gap;
+  // Time mode, drawn durations: E[D exp(Q (D + think))], the gap weighted by
+  // the last request's duration D. Empty: the clock's fixed duration times gap.
+  std::function<const Eigen::MatrixXd&(std::optional<FaultKind> last)> gap_weighted;
 };
 
 // Steps of the discrete chain: P^(1+b) after a bad request, P^(1+g) after a call.

@@ -100,6 +100,7 @@ void add_cost(const Route& route, const Policy& policy, const ExactOptions& opti
     step.mean_wait = 0.0;
     step.wait_micros = 0;
     step.wait_weighted = &no_wait;
+    step.duration_weighted = nullptr;  // a request's cost is fixed by its kind
     return step;
   };
   billed.gap = steps.gap;

@@ -25,9 +25,16 @@ using exact_detail::to_micros;
 // the fault's kind, the layer that retries and its retry number alone
 // (wait_before), so each is looked up once and then read from a table
 // indexed by those three: the walk asks for it once per call state and kind.
+// A drawn duration D (TimeModel::request_law) is independent of the wait,
+// and exp(Q t) for one Q commute, so its steps are E[exp(QD)] or
+// E[D exp(QD)] times the wait's.
 class TimeSteps {
  public:
-  TimeSteps(const TimeModel& time, bool weighted) : time_(time), want_weighted_(weighted) {}
+  TimeSteps(const TimeModel& time, bool weighted) : time_(time), want_weighted_(weighted) {
+    if (time.request_law.empty()) return;
+    law_ = time.chain.law_transition(time.request_law);
+    law_weighted_ = time.chain.law_weighted_transition(time.request_law);
+  }
 
   exact_detail::RetryStep retry(FaultKind kind, const CallState& from, const CallState& to) {
     const bool http = to.http == from.http + 1;
@@ -36,33 +43,62 @@ class TimeSteps {
     std::optional<exact_detail::RetryStep>& slot = table_[index][static_cast<std::size_t>(kind) * 2 + (http ? 1 : 0)];
     if (!slot) {
       const Wait w = wait_before(time_, from, to, kind);
-      slot = exact_detail::RetryStep{&get(time_.seconds_of(kind), w.max, w.jitter), w.max * (1.0 - w.jitter / 2.0),
-                                     to_micros(w.max),
-                                     want_weighted_ ? &weighted(time_.seconds_of(kind), w.max, w.jitter) : nullptr};
+      const Key key{fixed(kind), w.max, w.jitter, time_.drawn(kind)};
+      slot = exact_detail::RetryStep{&get(key), w.max * (1.0 - w.jitter / 2.0), to_micros(w.max),
+                                     want_weighted_ ? &weighted(key) : nullptr,
+                                     want_weighted_ && key.drawn ? &duration_weighted(key) : nullptr};
     }
     return *slot;
   }
   const Eigen::MatrixXd& gap(std::optional<FaultKind> last) {
-    return get(time_.seconds_of(last) + time_.think_seconds, 0.0, 0.0);
+    return get(Key{fixed(last) + time_.think_seconds, 0.0, 0.0, time_.drawn(last)});
+  }
+  // E[D exp(Q (D + think))] for the last request's duration D.
+  const Eigen::MatrixXd& gap_weighted(std::optional<FaultKind> last) {
+    const Key key{fixed(last) + time_.think_seconds, 0.0, 0.0, time_.drawn(last)};
+    if (key.drawn) return duration_weighted(key);
+    return remember(gap_weighted_, key, [&] { return Eigen::MatrixXd(time_.seconds_of(last) * get(key)); });
   }
 
  private:
-  const Eigen::MatrixXd& get(double fixed, double wait, double jitter) {
-    const auto key = std::tuple{fixed, wait, jitter};
-    auto it = cache_.find(key);
-    if (it == cache_.end()) it = cache_.emplace(key, time_.chain.averaged_transition(fixed, wait, jitter)).first;
+  // A step: a fixed time, then a wait (max, jitter), after a drawn duration or not.
+  struct Key {
+    double fixed, wait, jitter;
+    bool drawn;
+    bool operator<(const Key& o) const {
+      return std::tie(fixed, wait, jitter, drawn) < std::tie(o.fixed, o.wait, o.jitter, o.drawn);
+    }
+  };
+  double fixed(std::optional<FaultKind> kind) const { return time_.drawn(kind) ? 0.0 : time_.seconds_of(kind); }
+  template <class Make>
+  static const Eigen::MatrixXd& remember(std::map<Key, Eigen::MatrixXd>& cache, const Key& key, Make make) {
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, make()).first;
     return it->second;
   }
-  const Eigen::MatrixXd& weighted(double fixed, double wait, double jitter) {
-    const auto key = std::tuple{fixed, wait, jitter};
-    auto it = weighted_.find(key);
-    if (it == weighted_.end())
-      it = weighted_.emplace(key, time_.chain.wait_weighted_transition(fixed, wait, jitter)).first;
-    return it->second;
+  const Eigen::MatrixXd& get(const Key& k) {
+    return remember(cache_, k, [&] {
+      Eigen::MatrixXd m = time_.chain.averaged_transition(k.fixed, k.wait, k.jitter);
+      return k.drawn ? Eigen::MatrixXd(law_ * m) : m;
+    });
+  }
+  // E[W exp(Q (D + W))].
+  const Eigen::MatrixXd& weighted(const Key& k) {
+    return remember(weighted_, k, [&] {
+      Eigen::MatrixXd m = time_.chain.wait_weighted_transition(k.fixed, k.wait, k.jitter);
+      return k.drawn ? Eigen::MatrixXd(law_ * m) : m;
+    });
+  }
+  // E[D exp(Q (D + W))], D drawn.
+  const Eigen::MatrixXd& duration_weighted(const Key& k) {
+    return remember(duration_weighted_, k, [&] {
+      return Eigen::MatrixXd(law_weighted_ * time_.chain.averaged_transition(k.fixed, k.wait, k.jitter));
+    });
   }
   const TimeModel& time_;
   bool want_weighted_;  // only for the done tasks' mean seconds (ExactOptions::done_seconds)
-  std::map<std::tuple<double, double, double>, Eigen::MatrixXd> cache_, weighted_;
+  Eigen::MatrixXd law_, law_weighted_;  // E[exp(QD)], E[D exp(QD)] over the drawn durations
+  std::map<Key, Eigen::MatrixXd> cache_, weighted_, duration_weighted_, gap_weighted_;
   // [retry number][kind * 2 + (HTTP layer)]: the steps already looked up.
   std::vector<std::array<std::optional<exact_detail::RetryStep>, 2 * kFaultKinds>> table_;
 };
@@ -88,11 +124,15 @@ ExactResult exact_time(const TimeModel& given, const Policy& policy, const Exact
     return cache.retry(kind, from, to);
   };
   steps.gap = [&cache](std::optional<FaultKind> last) -> const Eigen::MatrixXd& { return cache.gap(last); };
+  if (!time.request_law.empty() && options.done_seconds)
+    steps.gap_weighted = [&cache](std::optional<FaultKind> last) -> const Eigen::MatrixXd& {
+      return cache.gap_weighted(last);
+    };
   exact_detail::Clock clock;
   for (int kind = 0; kind < kFaultKinds; ++kind)
     clock.seconds[static_cast<std::size_t>(kind)] = time.seconds_of(static_cast<FaultKind>(kind));
   clock.seconds[kFaultKinds] = time.seconds_of(std::nullopt);
-  clock.track_times = options.distribution && time.fixed_waits();
+  clock.track_times = options.distribution && time.fixed_times();
   clock.track_done = options.done_seconds;
   exact_detail::Route route{{{time.chain.bad, options.kinds, &clock}}, 0};
   if (options.fallback) {

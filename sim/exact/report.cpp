@@ -1,5 +1,6 @@
 #include "relsim/exact/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -158,9 +159,14 @@ void cost_rows(const Row& row, const CostResult& cost, const std::optional<Fallb
 void outcome_rows(const Row& row, const ExactResult& result) {
   row("P(wrong)", fmt::format("{:.12g}  (crash, hang, partial_done{})", result.wrong,
                               result.tools ? ", side_effect_left, silent_wrong" : ""));
-  for (int o = 1; o < kOutcomeClasses; ++o)
-    if (result.outcomes[static_cast<std::size_t>(o)] > 0.0)
-      row("  " + outcome_class(o).name(), fmt::format("{:.12g}", result.outcomes[static_cast<std::size_t>(o)]));
+  for (int o = 1; o < kOutcomeClasses; ++o) {
+    const double p = result.outcomes[static_cast<std::size_t>(o)];
+    if (!(p > 0.0)) continue;
+    // Without tool calls a task ends partial_done only on a wrong answer its loop trusted.
+    const bool trusted = !result.tools && outcome_class(o).name() == "partial_done";
+    row("  " + outcome_class(o).name(),
+        fmt::format("{:.12g}{}", p, trusted ? "  (lost to taken wrong answers: a content fault trusted, docs/model.md)" : ""));
+  }
   if (result.tools) tool_rows(row, result);
   row("mean requests", fmt::format("{:.12g}", result.mean_requests));
   row("max requests", fmt::format("{}", result.max_requests));
@@ -191,13 +197,31 @@ std::string backoff_words(const Backoff& b) {
   return to_string(b);
 }
 
+// A drawn duration's law: how many, the mean and some quantiles.
+Json request_law_json(const TimeModel& time) {
+  std::vector<double> sorted = time.request_law;
+  std::sort(sorted.begin(), sorted.end());
+  const auto at = [&sorted](double level) {
+    return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(level * static_cast<double>(sorted.size())))];
+  };
+  return Json{{"source", time.request_law_source}, {"count", sorted.size()}, {"mean", time.request_seconds},
+              {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)}, {"min", sorted.front()}, {"max", sorted.back()}};
+}
+
 std::string durations_words(const TimeModel& time) {
   std::string faults;
   for (int k = 0; k < kFaultKinds; ++k)
     if (!std::isnan(time.fault_seconds[static_cast<std::size_t>(k)]))
       faults += fmt::format("{}{} {} s", faults.empty() ? "" : ", ", to_string(static_cast<FaultKind>(k)),
                             time.fault_seconds[static_cast<std::size_t>(k)]);
-  return fmt::format("{} s{}", time.request_seconds, faults.empty() ? "" : fmt::format(" (faults: {})", faults));
+  std::string good = fmt::format("{} s", time.request_seconds);
+  if (!time.request_law.empty()) {
+    const Json law = request_law_json(time);
+    good = fmt::format("drawn from {} recorded ({}): mean {:.6g} s, p50 {:.6g}, p90 {:.6g}, max {:.6g}",
+                       law["count"].get<std::size_t>(), time.request_law_source, time.request_seconds,
+                       law["p50"].get<double>(), law["p90"].get<double>(), law["max"].get<double>());
+  }
+  return fmt::format("{}{}", good, faults.empty() ? "" : fmt::format(" (faults: {})", faults));
 }
 
 // The independent formula's value (null for a policy it does not cover) and row.
@@ -319,6 +343,7 @@ Json exact_json(const Model& model, const Policy& policy, const FaultWeights& ki
 Json time_model_json(const TimeModel& time) {
   Json j;
   j["request_seconds"] = time.request_seconds;
+  if (!time.request_law.empty()) j["request_seconds_from"] = request_law_json(time);
   Json faults = Json::object();
   for (int k = 0; k < kFaultKinds; ++k)
     if (!std::isnan(time.fault_seconds[static_cast<std::size_t>(k)]))
@@ -343,7 +368,10 @@ Json time_head_json(const Json& chain, const TimeModel& time, const Policy& poli
 
 std::string seconds_quantiles_note(const TimeModel& time, const ExactResult& result) {
   if (result.seconds_complete) return "";
-  if (!time.fixed_waits())
+  if (!time.request_law.empty())
+    return "the requests' seconds are drawn from recorded durations: the wall-time distribution and its quantiles "
+           "are not exact; relsim simulate estimates them with intervals";
+  if (!time.fixed_times())
     return "the waits are jittered (backoff jitter > 0): the wall-time distribution and its quantiles are not "
            "exact; relsim simulate estimates them with intervals";
   return "the wall-time distribution is too large to compute exactly here (see --distribution-work): "
@@ -431,8 +459,9 @@ std::string exact_time_table(const std::string& chain, const TimeModel& time, co
     const Quantiles& q = result.seconds_quantiles;
     row("seconds p50, p90, p99", fmt::format("{:.12g}, {:.12g}, {:.12g}", q.p50, q.p90, q.p99));
   } else {
-    row("seconds p50, p90, p99", time.fixed_waits() ? "not computed (too large here): relsim simulate estimates them"
-                                                    : "no exact value (jittered waits): relsim simulate estimates them");
+    row("seconds p50, p90, p99", time.fixed_times()           ? "not computed (too large here): relsim simulate estimates them"
+                                 : time.request_law.empty() ? "no exact value (jittered waits): relsim simulate estimates them"
+                                                            : "no exact value (drawn durations): relsim simulate estimates them");
   }
   requests_rows(s, result, max_rows);
   if (!result.seconds_complete) return s;

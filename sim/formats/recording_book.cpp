@@ -109,12 +109,7 @@ void RecordingBook::add_locked(std::shared_ptr<const RecordedExchange> exchange)
   all_.push_back({std::move(exchange), std::move(key)});
 }
 
-namespace {
-
-// A 2xx answer read to its end: what a request answered ok expects.
 bool whole_2xx(const RecordedExchange& x) { return x.status && *x.status / 100 == 2 && x.complete(); }
-
-}  // namespace
 
 bool replayable(const RecordedExchange& x) {
   return x.entry == "ok" && !x.lossy && !x.stopped_early();

@@ -109,9 +109,7 @@ class TimeRun {
 // duration and followed by the longest gap (a wait, a retry-after or the
 // think time).
 double longest_task(const TimeModel& time, const Policy& policy) {
-  double request = time.request_seconds;
-  for (const double s : time.fault_seconds)
-    if (!std::isnan(s)) request = std::max(request, s);
+  const double request = time.longest_request();
   double gap = time.think_seconds;
   if (time.retry_after > 0.0 && time.retry_after < kMaxRetryAfter) gap = std::max(gap, time.retry_after);
   for (int k = 0; k <= std::max(policy.r, policy.s); ++k) gap = std::max(gap, time.backoff.max_wait(k));

@@ -108,6 +108,14 @@ void TimeSimScheme::add_fallback(const Fallback& fallback, const Eigen::VectorXd
   cooldown = fallback.cooldown;
 }
 
+double TimeSimScheme::draw_duration(StreamReader& duration) const {
+  const std::vector<double>& law = time->request_law;
+  const auto size = static_cast<double>(law.size());
+  // u < 1, so the index is below size; min() guards the last rounding.
+  const auto at = static_cast<std::size_t>(std::min(size - 1.0, std::floor(duration.uniform() * size)));
+  return law[at];
+}
+
 bool TimeSimScheme::emits_bad(int state, int provider, StreamReader& emission) const {
   const double b = (provider == 0 ? bad : second_bad)[static_cast<std::size_t>(state)];
   if (b >= 1.0) return true;
@@ -120,6 +128,7 @@ TimedTask walk_time_task(const TimeSimScheme& s, std::uint64_t seed, std::uint64
                          std::vector<TimedRequest>* trace) {
   StreamReader chain(seed, rng::Stream::time_chain, task), emission(seed, rng::Stream::emission, task);
   StreamReader kind(seed, rng::Stream::kind, task), jitter(seed, rng::Stream::jitter, task);
+  StreamReader duration(seed, rng::Stream::duration, task);
   const TimeModel& time = *s.time;
   if (fresh) at = s.stationary(chain);
   TimedTask out{TaskRunner(s.policy)};
@@ -147,7 +156,7 @@ TimedTask walk_time_task(const TimeSimScheme& s, std::uint64_t seed, std::uint64
     }
     const std::int64_t calls = runner.call();
     runner.feed(fault);
-    const double took = time.seconds_of(fault);
+    const double took = time.drawn(fault) ? s.draw_duration(duration) : time.seconds_of(fault);
     if (fault && provider == 0) first.failed(start + took);
     if (runner.ended()) {
       out.seconds = start + took;

@@ -77,6 +77,8 @@ struct TimeSimScheme {
   static TimeSimScheme make(const TimeModel& time, const Policy& policy, const FaultWeights& kinds);
   // time.chain must be fallback_time_chain's, `second_bad` its second_bad.
   void add_fallback(const Fallback& fallback, const Eigen::VectorXd& second_bad);
+  // A drawn request's seconds: an entry of time->request_law, each as likely.
+  double draw_duration(StreamReader& duration) const;
 
   // The provider a request goes to (0 the first, 1 the second): the
   // fallback's rule, and the second while the first cools down.

@@ -14,6 +14,7 @@
 #include "relsim/core/time_model.hpp"
 #include "relsim/client/timing.hpp"
 #include "relsim/fit/fit_report.hpp"
+#include "relsim/formats/recorded_seconds.hpp"
 #include "relsim/options/option_rules.hpp"
 
 namespace relsim::cli {
@@ -54,6 +55,18 @@ std::optional<TimeModel> TimeArgs::time_model(const ModelArgs& model) const {
   }
   time.scope = parse_chain_scope(model.chain);
   time.request_seconds = request_seconds;
+  if (!request_seconds_from.empty()) {
+    const RecordedSeconds recorded = read_recorded_seconds(request_seconds_from);
+    const auto mean = [](const std::vector<double>& v) {
+      double sum = 0.0;
+      for (const double x : v) sum += x;
+      return sum / static_cast<double>(v.size());
+    };
+    time.request_law = recorded.seconds;
+    time.request_seconds = mean(recorded.seconds);
+    time.request_law_source = request_seconds_from;
+    time.request_law_first = mean(recorded.first_seconds);
+  }
   if (!fault_seconds.empty()) {
     const ClientTiming timing;  // the live client's timeouts
     time.fault_seconds = parse_fault_seconds(fault_seconds, timing.header_timeout, timing.idle_timeout);
@@ -96,10 +109,15 @@ void add_time_options(CLI::App& cmd, TimeArgs& a, const OptionRefusals& refused)
                                    "continuous (with --step-seconds)");
   a.step_option = cmd.add_option("--step-seconds", a.step_seconds,
                                  "--hidden-chain: seconds one step of the fitted chain lasts, in (0, 1e9]");
+  CLI::Option* request = cmd.add_option("--request-seconds", a.request_seconds,
+                                        "time mode: seconds a request takes, in [0, 1e9]")
+                             ->capture_default_str();
+  CLI::Option* request_from =
+      cmd.add_option("--request-seconds-from", a.request_seconds_from,
+                     "time mode: a recording directory (relsim proxy --record): each request's seconds drawn from "
+                     "its recorded durations, not fixed");
   CLI::Option* time_only[] = {
-      a.step_option,
-      cmd.add_option("--request-seconds", a.request_seconds, "time mode: seconds a request takes, in [0, 1e9]")
-          ->capture_default_str(),
+      a.step_option, request, request_from,
       cmd.add_option("--fault-seconds", a.fault_seconds,
                      "time mode: a fault's seconds, KIND=SECONDS,... (others take --request-seconds), or timeouts "
                      "(slow_headers 60 s, stall 30 s: the client's header and idle timeouts)"),
@@ -117,6 +135,7 @@ void add_time_options(CLI::App& cmd, TimeArgs& a, const OptionRefusals& refused)
   for (const auto& [name, line] : refused) refuse_when(cmd.get_option(name), [] { return true; }, line);
   for (const CLI::Option* sojourn : {a.t_good_option, a.t_bad_option})
     refuse_with(a.hidden_option, sojourn, "--hidden-chain and --t-good/--t-bad both give the chain: use one of them");
+  refuse_with(request_from, request, "--request-seconds-from and --request-seconds both give a request's seconds: use one of them");
   needs_option(a.t_bad_option, a.t_good_option, "--t-bad needs --t-good: give both mean sojourns, in seconds");
   needs_option(a.t_good_option, a.t_bad_option, "--t-good needs --t-bad: give both mean sojourns, in seconds");
   needs_option(a.hidden_option, a.step_option,

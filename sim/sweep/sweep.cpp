@@ -143,7 +143,7 @@ std::string time_row(const SweepPoint& pt, const SweepGrid& grid, const SweepCon
   const TimeModel& time = *pt.time;
   ExactOptions eopt;
   eopt.kinds = grid.kinds;
-  eopt.distribution = config.quantiles || time.fixed_waits();  // for the exact quantiles
+  eopt.distribution = config.quantiles || time.fixed_times();  // for the exact quantiles
   const ExactResult ex = exact_time(time, pt.policy, eopt);
   const double p = time.chain.bad_share();
   std::string row = fmt::format("{},,{},{},,,{},,{},{:.17g},{:.17g}", p, pt.r, pt.n, to_string(time.scope),

@@ -341,7 +341,7 @@ TunePoint evaluate_schedule(const TuneConfig& config, const TuneSchedule& schedu
   if (r.cost) p.cost_mean = r.cost->mean;
   p.meets_target = r.success >= config.target;
   if (!p99) return p;
-  if (!time.fixed_waits()) {
+  if (!time.fixed_times()) {
     simulated_p99(config, time, schedule.policy, p);
     return p;
   }

@@ -4,6 +4,13 @@
 // Expect: 100-continue, path routing, the messages endpoint's body check and
 // the control endpoints (scripts, logs, releases, gates).
 //
+// An input that begins with the byte 0x01 goes, without that byte, to a
+// replaying server instead (relsim serve --replay, docs/replay.md) over a
+// few recordings written once at start (a Messages API stream, an OpenAI
+// whole answer, an upstream that broke off), at pace 0: the matcher on the
+// request's body, the 404 that names the nearest recording, and the
+// recorded events re-framed and broken by a script's faults.
+//
 // Each input is one connection's worth of bytes. A fresh server per input
 // keeps a crash reproducible from its input alone (no script or gate left
 // over from an earlier one); its timeouts are short so a held or paced reply
@@ -27,10 +34,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <thread>
 
+#include "relsim/formats/recording.hpp"
 #include "relsim/server/server.hpp"
 #include "support/loopback.hpp"
 
@@ -90,10 +99,75 @@ void check_health(const relsim::Server& server) {
   std::abort();
 }
 
+// An exchange as the proxy records it: `events` an event stream's, else a whole body.
+relsim::RecordedExchange recorded(relsim::Dialect dialect, const char* path, const char* body, const char* events,
+                                  const char* whole, bool complete) {
+  relsim::RecordedExchange x;
+  x.dialect = dialect;
+  x.entry = "ok";
+  x.method = "POST";
+  x.path = path;
+  x.request_headers = {{"content-type", "application/json"}};
+  x.request_body = body;
+  x.status = 200;
+  x.response_headers = {{"content-type", events ? "text/event-stream" : "application/json"}};
+  x.headers_ms = 1.0;
+  x.set_event_stream(events != nullptr);
+  x.add_body(events ? events : whole, 2.0);
+  if (!complete) x.error = "the upstream broke off";
+  x.finish(complete, 3.0);
+  return x;
+}
+
+// A directory of recordings for the replaying server, written once and
+// removed when the process exits.
+struct RemovedAtExit {
+  std::string path;
+  ~RemovedAtExit() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+const std::string& replay_dir() {
+  static const RemovedAtExit dir{[] {
+    char name[] = "/tmp/fuzz_server_replay.XXXXXX";
+    if (::mkdtemp(name) == nullptr) std::abort();
+    using relsim::Dialect;
+    const relsim::RecordedExchange lines[] = {
+        recorded(Dialect::anthropic, "/v1/messages",
+                 R"({"model":"m","max_tokens":16,"stream":true,"messages":[{"role":"user","content":"hi"}]})",
+                 "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":"
+                 "{\"input_tokens\":1,\"output_tokens\":1}}}\n\nevent: content_block_delta\ndata: {\"type\":"
+                 "\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n"
+                 "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+                 nullptr, true),
+        recorded(Dialect::openai, "/v1/chat/completions", R"({"model":"m","messages":[{"role":"user","content":"hi"}]})",
+                 nullptr,
+                 R"({"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant",)"
+                 R"("content":"hi"},"finish_reason":"stop"}]})",
+                 true),
+        recorded(Dialect::anthropic, "/v1/messages", R"({"model":"m","stream":true,"messages":[]})",
+                 "event: message_start\ndata: {\"type\":\"message_start\"}\n\n", nullptr, false)};
+    std::string text;
+    for (const relsim::RecordedExchange& x : lines) text += x.line() + "\n";
+    std::FILE* f = std::fopen((std::string(name) + "/relsim-fuzz.jsonl").c_str(), "w");
+    if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f) != 0) std::abort();
+    return std::string(name);
+  }()};
+  return dir.path;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   relsim::ServerConfig config;
+  if (size > 0 && data[0] == 0x01) {
+    config.replay_dir = replay_dir();
+    config.replay_pace = 0.0;
+    ++data;
+    --size;
+  }
   config.read_timeout = std::chrono::milliseconds(200);
   config.keep_alive_timeout = std::chrono::milliseconds(200);
   config.linger_timeout = std::chrono::milliseconds(50);

@@ -311,20 +311,18 @@ TEST(Harnesses, LayeredLoopThroughTheProxyIsLayeredWithNoMismatch) {
   EXPECT_EQ(upstream_requests, forwarded);
 }
 
-// The oracle over a replay (docs/replay.md): the layered loop's clean run
-// (400 tasks, 2 calls each, every answer ok) is recorded through relsim
-// proxy --record in front of a mock; then relsim serve --replay answers the
+// The oracle over a replay (docs/replay.md): a loop's clean run (400
+// tasks, 2 calls each, every answer ok) is recorded through relsim proxy
+// --record in front of a mock; then relsim serve --replay answers the
 // reference plan from those recordings alone, the plan's faults on top. The
-// audit finds layered s = 2, r = 2 with no mismatch, as against the mock,
-// and no request missed a recording.
-TEST(Harnesses, LayeredLoopOverAReplayIsLayeredWithNoMismatch) {
-  fs::path dir;
-  RELSIM_NEED_SDK(dir);
+// audit finds the same policy as against the mock, with no mismatch, and no
+// request missed a recording.
+Session over_a_replay(const std::string& name, const std::vector<std::string>& loop) {
   const fs::path work = build_dir() / "harnesses" / "runs";
-  const fs::path recordings = work / "replay.recordings";
+  const fs::path recordings = work / (name + ".recordings");
   fs::remove_all(recordings);
   fs::create_directories(work);
-  const fs::path up_plan = work / "replay_upstream.plan.jsonl";
+  const fs::path up_plan = work / (name + "_upstream.plan.jsonl");
   {
     std::ofstream plan(up_plan);
     plan << R"({"relsim_plan": 1, "tasks": 1, "source": "scripted", "n": 1, "b": 0, "g": 0})" << "\n";
@@ -337,17 +335,15 @@ TEST(Harnesses, LayeredLoopOverAReplayIsLayeredWithNoMismatch) {
   {
     relsim::test::Background upstream({relsim::test::relsim_exe(), "serve", "--plan", up_plan.string(), "--port", "0"});
     const int up_port = relsim::test::port_from_banner(upstream.read_line(10));
-    ASSERT_GT(up_port, 0);
-    const Session rec = run_session("replay_record", clean, {"node", "layered_loop.mjs"}, {}, 150,
+    EXPECT_GT(up_port, 0);
+    const Session rec = run_session(name + "_record", clean, loop, {}, 150,
                                     {"--upstream", "http://127.0.0.1:" + std::to_string(up_port) + "/t/0", "--record",
                                      recordings.string()},
                                     "proxy");
     EXPECT_EQ(rec.harness.code, 0) << tail(rec.harness.out + rec.harness.err);
     EXPECT_EQ(upstream.stop(SIGTERM), 0);
   }
-  const Session s = run_session("replayed", kReferencePlan, {"node", "layered_loop.mjs"}, {}, 150,
-                                {"--replay", recordings.string(), "--pace", "0"});
-  expect_reference(s, "layered", 2, 2);
+  Session s = run_session(name, kReferencePlan, loop, {}, 150, {"--replay", recordings.string(), "--pace", "0"});
   // A miss is answered 404, which the log shows as a request with no entry.
   std::istringstream lines(slurp(s.log));
   long long answered = 0, missed = 0;
@@ -359,6 +355,23 @@ TEST(Harnesses, LayeredLoopOverAReplayIsLayeredWithNoMismatch) {
   }
   EXPECT_GT(answered, 800);
   EXPECT_EQ(missed, 0);
+  return s;
+}
+
+TEST(Harnesses, LayeredLoopOverAReplayIsLayeredWithNoMismatch) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  const Session s = over_a_replay("replayed", {"node", "layered_loop.mjs"});
+  expect_reference(s, "layered", 2, 2);
+}
+
+// The same in the OpenAI dialect: the official openai SDK alone over its
+// own recorded answers is naive s = 2, r = 0, as against the mock.
+TEST(Harnesses, OpenAiSdkAloneOverAReplayIsNaiveWithNoMismatch) {
+  fs::path dir;
+  RELSIM_NEED_SDK(dir);
+  const Session s = over_a_replay("openai_replayed", {"node", "openai_sdk_only.mjs"});
+  expect_reference(s, "naive", 2, 0);
 }
 
 TEST(Harnesses, NaiveLoopIsNaiveAndCrashesOnOverloadedAndHangsOnStall) {

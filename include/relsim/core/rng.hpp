@@ -62,7 +62,10 @@ enum class Stream : std::uint32_t {
   // chains are bad at it, and one word per request for the kind of a bad one.
   fallback_chain = 16,
   fallback_kind = 17,
-  // 18 and up: free.
+  // Time mode's simulator with drawn durations (TimeModel::request_law): one
+  // uniform per request whose seconds are drawn, which recorded duration.
+  duration = 18,
+  // 19 and up: free.
 };
 
 // Philox4x32's multipliers and Weyl key increments (Salmon et al. 2011,

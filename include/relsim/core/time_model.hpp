@@ -66,6 +66,10 @@ struct TimeChain {
   // long wait is not the state after a short one). Closed form for two
   // states; Van Loan's block exponential for the integral of s exp(Qs) otherwise.
   Eigen::MatrixXd wait_weighted_transition(double fixed, double wait, double jitter) const;
+  // E exp(Q D) and E D exp(Q D), D one of `law`'s entries, each as likely:
+  // the step over a request whose duration is drawn (TimeModel::request_law).
+  Eigen::MatrixXd law_transition(const std::vector<double>& law) const;
+  Eigen::MatrixXd law_weighted_transition(const std::vector<double>& law) const;
 };
 
 // Gilbert's two states in continuous time: state 0 good, state 1 bad, mean
@@ -92,12 +96,24 @@ struct TimeModel {
   // The retry-after the server sends with http_429; the HTTP layer waits it
   // instead of its backoff when 0 < retry_after < kMaxRetryAfter. 0: none.
   double retry_after = 0.0;
+  // The seconds of a good request (and of a fault without its own entry)
+  // drawn, each entry as likely, instead of fixed: the durations of recorded
+  // requests (--request-seconds-from). request_seconds is then their mean.
+  // Empty: every such request takes request_seconds.
+  std::vector<double> request_law;
+  std::string request_law_source;  // where the law came from (a directory), for reports
+  double request_law_first = 0.0;  // the mean seconds to their first event, for reports
 
   static std::array<double, kFaultKinds> nan_fault_seconds();
-  // How long a request takes: nullopt for a good one.
+  // How long a request takes: nullopt for a good one (the mean, when drawn).
   double seconds_of(std::optional<FaultKind> fault) const;
-  // True when no wait is jittered (then wall time is exact to the microsecond).
-  bool fixed_waits() const;
+  // Whether its seconds are drawn from request_law.
+  bool drawn(std::optional<FaultKind> fault) const;
+  // The longest a request of any kind can take.
+  double longest_request() const;
+  // True when no wait is jittered and no duration drawn (then wall time is
+  // exact to the microsecond).
+  bool fixed_times() const;
 };
 
 // The wait before the request that follows a bad request of `kind` sent from

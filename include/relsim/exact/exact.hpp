@@ -110,7 +110,7 @@ struct ExactResult {
   // (ExactOptions::done_seconds) or when no task ends done.
   double mean_seconds_done = std::numeric_limits<double>::quiet_NaN();
   // Wall time per task by outcome, sorted by seconds then outcome; filled
-  // when every wait is fixed (TimeModel::fixed_waits) and the support stays
+  // when every wait and duration is fixed (TimeModel::fixed_times) and the support stays
   // within ExactOptions::max_distribution_work, else empty.
   std::vector<SecondsBin> seconds;
   bool seconds_complete = false;

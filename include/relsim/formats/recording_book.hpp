@@ -40,6 +40,8 @@ inline constexpr std::string_view kVolatileFields[] = {"metadata", "stream_optio
 
 // Whether a replay keeps the exchange (above).
 bool replayable(const RecordedExchange& x);
+// A 2xx answer read to its end: what a request answered ok expects.
+bool whole_2xx(const RecordedExchange& x);
 
 class RecordingBook {
  public:

@@ -14,13 +14,14 @@
 
 namespace relsim::cli {
 
-// --t-good --t-bad --request-seconds --fault-seconds --think-seconds
+// --t-good --t-bad --request-seconds (--request-seconds-from) --fault-seconds --think-seconds
 // --backoff --retry-after (and --hidden-chain --step-seconds): time in
 // seconds (docs/time.md). Giving --t-good, --t-bad or --hidden-chain puts the
 // command in time mode; the other time options need it.
 struct TimeArgs {
   double t_good = 0.0, t_bad = 0.0;
   double request_seconds = 0.0;
+  std::string request_seconds_from;  // a recording directory: the requests' seconds drawn from it
   std::string fault_seconds;  // empty: every request takes request_seconds
   double think_seconds = 0.0;
   std::string backoff = "sdk";
