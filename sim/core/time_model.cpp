@@ -205,6 +205,19 @@ Eigen::MatrixXd TimeChain::law_weighted_transition(const std::vector<double>& la
   return sum / static_cast<double>(law.size());
 }
 
+LawSteps law_steps_over(const TimeModel& time, const TimeChain& chain) {
+  const LawSteps* kept = time.law_steps.get();
+  const Eigen::MatrixXd& q = chain.generator;
+  if (kept && kept->generator.rows() == q.rows() && kept->generator.cols() == q.cols() && kept->generator == q)
+    return *kept;
+  return {q, chain.law_transition(time.request_law), chain.law_weighted_transition(time.request_law)};
+}
+
+void with_law_steps(TimeModel& time) {
+  time.law_steps.reset();
+  if (!time.request_law.empty()) time.law_steps = std::make_shared<const LawSteps>(law_steps_over(time, time.chain));
+}
+
 TimeChain two_state_time_chain(double t_good, double t_bad, std::string_view good_name, std::string_view bad_name) {
   check_seconds(t_good, good_name, true);
   check_seconds(t_bad, bad_name, true);

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "relsim/core/error.hpp"
@@ -32,8 +33,9 @@ class TimeSteps {
  public:
   TimeSteps(const TimeModel& time, bool weighted) : time_(time), want_weighted_(weighted) {
     if (time.request_law.empty()) return;
-    law_ = time.chain.law_transition(time.request_law);
-    law_weighted_ = time.chain.law_weighted_transition(time.request_law);
+    LawSteps law = law_steps_over(time, time.chain);
+    law_ = std::move(law.step);
+    law_weighted_ = std::move(law.weighted);
   }
 
   exact_detail::RetryStep retry(FaultKind kind, const CallState& from, const CallState& to) {

@@ -201,11 +201,14 @@ std::string backoff_words(const Backoff& b) {
 Json request_law_json(const TimeModel& time) {
   std::vector<double> sorted = time.request_law;
   std::sort(sorted.begin(), sorted.end());
+  // The smallest x with at least `level` of the durations at or below it.
   const auto at = [&sorted](double level) {
-    return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(level * static_cast<double>(sorted.size())))];
+    const double rank = std::ceil(level * static_cast<double>(sorted.size()));
+    return sorted[static_cast<std::size_t>(std::max(1.0, rank)) - 1];
   };
   return Json{{"source", time.request_law_source}, {"count", sorted.size()}, {"mean", time.request_seconds},
-              {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)}, {"min", sorted.front()}, {"max", sorted.back()}};
+              {"first_event_mean", time.request_law_first}, {"p50", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)},
+              {"min", sorted.front()}, {"max", sorted.back()}};
 }
 
 std::string durations_words(const TimeModel& time) {
@@ -217,9 +220,11 @@ std::string durations_words(const TimeModel& time) {
   std::string good = fmt::format("{} s", time.request_seconds);
   if (!time.request_law.empty()) {
     const Json law = request_law_json(time);
-    good = fmt::format("drawn from {} recorded ({}): mean {:.6g} s, p50 {:.6g}, p90 {:.6g}, max {:.6g}",
+    good = fmt::format("drawn from {} recorded ({}): mean {:.6g} s (first event {:.6g} s), p50 {:.6g}, p90 {:.6g}, "
+                       "max {:.6g}",
                        law["count"].get<std::size_t>(), time.request_law_source, time.request_seconds,
-                       law["p50"].get<double>(), law["p90"].get<double>(), law["max"].get<double>());
+                       time.request_law_first, law["p50"].get<double>(), law["p90"].get<double>(),
+                       law["max"].get<double>());
   }
   return fmt::format("{}{}", good, faults.empty() ? "" : fmt::format(" (faults: {})", faults));
 }
@@ -368,12 +373,11 @@ Json time_head_json(const Json& chain, const TimeModel& time, const Policy& poli
 
 std::string seconds_quantiles_note(const TimeModel& time, const ExactResult& result) {
   if (result.seconds_complete) return "";
-  if (!time.request_law.empty())
-    return "the requests' seconds are drawn from recorded durations: the wall-time distribution and its quantiles "
-           "are not exact; relsim simulate estimates them with intervals";
   if (!time.fixed_times())
-    return "the waits are jittered (backoff jitter > 0): the wall-time distribution and its quantiles are not "
-           "exact; relsim simulate estimates them with intervals";
+    return fmt::format("{}: the wall-time distribution and its quantiles are not exact; relsim simulate estimates "
+                       "them with intervals",
+                       time.request_law.empty() ? "the waits are jittered (backoff jitter > 0)"
+                                                : "the requests' seconds are drawn from recorded durations");
   return "the wall-time distribution is too large to compute exactly here (see --distribution-work): "
          "relsim simulate estimates its quantiles with intervals";
 }

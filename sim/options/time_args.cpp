@@ -55,7 +55,9 @@ std::optional<TimeModel> TimeArgs::time_model(const ModelArgs& model) const {
   }
   time.scope = parse_chain_scope(model.chain);
   time.request_seconds = request_seconds;
-  if (!request_seconds_from.empty()) {
+  if (request_from_option != nullptr && request_from_option->count()) {
+    if (request_seconds_from.empty())
+      throw InputError("request-seconds-from is empty: give a recording directory (relsim proxy --record DIR)");
     const RecordedSeconds recorded = read_recorded_seconds(request_seconds_from);
     const auto mean = [](const std::vector<double>& v) {
       double sum = 0.0;
@@ -66,6 +68,7 @@ std::optional<TimeModel> TimeArgs::time_model(const ModelArgs& model) const {
     time.request_seconds = mean(recorded.seconds);
     time.request_law_source = request_seconds_from;
     time.request_law_first = mean(recorded.first_seconds);
+    with_law_steps(time);
   }
   if (!fault_seconds.empty()) {
     const ClientTiming timing;  // the live client's timeouts
@@ -112,7 +115,7 @@ void add_time_options(CLI::App& cmd, TimeArgs& a, const OptionRefusals& refused)
   CLI::Option* request = cmd.add_option("--request-seconds", a.request_seconds,
                                         "time mode: seconds a request takes, in [0, 1e9]")
                              ->capture_default_str();
-  CLI::Option* request_from =
+  CLI::Option* request_from = a.request_from_option =
       cmd.add_option("--request-seconds-from", a.request_seconds_from,
                      "time mode: a recording directory (relsim proxy --record): each request's seconds drawn from "
                      "its recorded durations, not fixed");

@@ -88,7 +88,7 @@ std::optional<double> exact_p99(const TimeModel& time, const Policy& policy, con
 // Jittered waits: p99 from a seeded simulation on one thread (the caller
 // runs schedules in parallel), so the value is the same for any thread count.
 void simulated_p99(const TuneConfig& config, const TimeModel& time, const Policy& policy, TunePoint& p) {
-  p.p99_method = P99Method::jittered;
+  p.p99_method = time.request_law.empty() ? P99Method::jittered : P99Method::drawn;
   if (config.p99_tasks <= 0) return;
   SimConfig sim;
   sim.tasks = config.p99_tasks;
@@ -289,6 +289,7 @@ std::string_view to_string(P99Method method) {
     case P99Method::exact: return "exact";
     case P99Method::simulated: return "simulated";
     case P99Method::jittered: return "jittered";
+    case P99Method::drawn: return "drawn-durations";
     case P99Method::too_large: return "too-large";
     case P99Method::not_computed: return "not-computed";
   }

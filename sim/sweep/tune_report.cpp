@@ -69,7 +69,7 @@ std::string tune_p99_note() {
          "Jittered waits (the exact engine averages the jitter into the chain's steps and has no wall-time "
          "distribution), and fixed waits over --p99-work: the seeded simulation's (--p99-tasks tasks, --seed), with "
          "its distribution-free 99% interval p99_interval (p99_method simulated; jittered or too-large, and null, "
-         "with --p99-tasks 0)";
+         "with --p99-tasks 0); so too for durations drawn from recordings (drawn-durations with --p99-tasks 0)";
 }
 
 Json tune_point_json(const TunePoint& point) {

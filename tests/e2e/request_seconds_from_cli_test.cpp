@@ -4,8 +4,10 @@
 // and what is refused.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -60,7 +62,9 @@ TEST(RequestSecondsFromCli, ExactAndSimulateDrawTheKeptDurations) {
   EXPECT_EQ(s["request_seconds_from"]["count"], 3);
   // Fixed at the law's mean, the task is another one.
   const auto f = json_of(fmt::format("exact {} --request-seconds 2 --json", model));
-  EXPECT_NE(f["success"].get<double>(), e["success"].get<double>());
+  EXPECT_GT(std::abs(f["success"].get<double>() - e["success"].get<double>()), 1e-4) << f.dump();
+  EXPECT_DOUBLE_EQ(law["first_event_mean"].get<double>(), 0.1);  // every event stream's first event at 100 ms
+  EXPECT_DOUBLE_EQ(law["p50"].get<double>(), 1.5);                  // the smallest with half at or below it
 }
 
 TEST(RequestSecondsFromCli, WhatDoesNotFitIsRefused) {
@@ -69,6 +73,9 @@ TEST(RequestSecondsFromCli, WhatDoesNotFitIsRefused) {
       fmt::format("exact --t-good 60 --t-bad 20 --request-seconds 1 --request-seconds-from {}", dir),
       "--request-seconds-from and --request-seconds");
   relsim::test::expect_input_error(fmt::format("exact --p 0.1 --request-seconds-from {}", dir), "time mode");
+  relsim::test::expect_input_error(std::vector<std::string>{"exact", "--t-good", "60", "--t-bad", "20", "--n", "2",
+                                                            "--r", "1", "--request-seconds-from", ""},
+                                   "request-seconds-from is empty");
   relsim::test::expect_input_error(
       fmt::format("live --t-good 60 --t-bad 20 --request-seconds-from {}", dir), "--request-seconds-from");
   const fs::path empty = relsim::test::scratch("request_seconds_from") / "empty";

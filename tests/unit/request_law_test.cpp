@@ -20,6 +20,7 @@
 #include "relsim/formats/recording.hpp"
 #include "relsim/montecarlo/simulate_time.hpp"
 #include "relsim/montecarlo/stats.hpp"
+#include "relsim/montecarlo/trace_time.hpp"
 #include "support/files.hpp"
 
 // Named, not anonymous: the unit tests build as unity batches.
@@ -156,6 +157,48 @@ TEST(RequestLaw, TheSimulatorDrawsInsideTheExactIntervals) {
                        success.high, e.success);
     EXPECT_TRUE(r.mean_interval.covers(e.mean_seconds))
         << fmt::format("mean seconds [{}, {}], exact {}", r.mean_interval.low, r.mean_interval.high, e.mean_seconds);
+  }
+}
+
+// The done tasks' mean time against the simulator's done tasks
+// (trace_time_tasks: the chain drawn event by event, each duration drawn,
+// never exp(Qt)): with several calls, so the gap between calls (its
+// duration-weighted step) and the retries' both count; and with the law's
+// steps kept for another chain, which must not be used.
+TEST(RequestLaw, DoneSecondsMatchTheSimulatorsDoneTasks) {
+  const std::vector<double> law = {0.05, 0.3, 0.3, 1.5, 4.0, 9.0};
+  const LawPoint& simple = kLawPoints[0];
+  const LawPoint& layered = kLawPoints[1];
+  for (const LawPoint* pt : {&simple, &layered}) {
+    SCOPED_TRACE(pt->name);
+    TimeModel t = law_point_model(*pt);
+    t.chain = two_state_time_chain(12.0, 4.0);
+    use_law(t, law);
+    const Policy policy{.n = 3, .r = pt->r, .s = pt->s, .B = 4, .kind = pt->kind};
+    const double exact = exact_of(t, *pt, policy).mean_seconds_done;
+    // Steps kept for another chain are not the ones to use.
+    TimeModel other = t;
+    other.chain = two_state_time_chain(50.0, 1.0);
+    with_law_steps(other);
+    TimeModel stale = t;
+    stale.law_steps = other.law_steps;
+    EXPECT_EQ(exact_of(stale, *pt, policy).mean_seconds_done, exact);
+    with_law_steps(t);
+    EXPECT_NEAR(exact_of(t, *pt, policy).mean_seconds_done, exact, 1e-12 * exact);
+    SimConfig config;
+    config.tasks = 200'000;
+    config.seed = 11;
+    config.kinds = parse_fault_weights(pt->kinds);
+    double n = 0, sum = 0, squares = 0;
+    for (const TimeTaskTrace& task : trace_time_tasks(t, policy, config))
+      if (task.outcome.outcome == Outcome::done) n += 1, sum += task.seconds, squares += task.seconds * task.seconds;
+    const double mean = sum / n, sd = std::sqrt((squares - n * mean * mean) / (n - 1));
+    EXPECT_NEAR(exact, mean, 4.0 * sd / std::sqrt(n)) << "simulated " << mean << " over " << n << " done tasks";
+    // The same with the law's mean as a fixed duration is another figure.
+    TimeModel fixed = t;
+    fixed.request_law.clear();
+    fixed.law_steps.reset();
+    EXPECT_GT(std::abs(exact_of(fixed, *pt, policy).mean_seconds_done - exact), 8.0 * sd / std::sqrt(n));
   }
 }
 

@@ -5,6 +5,7 @@
 // over the client's jitter it is still a matrix, so the transfer-matrix
 // engine stays exact (exact_time in exact/exact.hpp).
 #include <array>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,6 +86,12 @@ TimeChain two_state_time_chain(double t_good, double t_bad, std::string_view goo
 // matrix that is not row-stochastic or a step_seconds outside (0, kMaxSeconds].
 TimeChain uniformised_time_chain(const Eigen::MatrixXd& step, const Eigen::VectorXd& bad, double step_seconds);
 
+// E[exp(QD)] and E[D exp(QD)] of a request law over one generator Q,
+// computed once (with_law_steps) for the many runs of one model (tune, solve).
+struct LawSteps {
+  Eigen::MatrixXd generator, step, weighted;
+};
+
 struct TimeModel {
   TimeChain chain;
   ChainScope scope = ChainScope::fresh;
@@ -103,6 +110,9 @@ struct TimeModel {
   std::vector<double> request_law;
   std::string request_law_source;  // where the law came from (a directory), for reports
   double request_law_first = 0.0;  // the mean seconds to their first event, for reports
+  // request_law's steps over chain, kept from with_law_steps; used while
+  // chain.generator is still the one they were made for.
+  std::shared_ptr<const LawSteps> law_steps;
 
   static std::array<double, kFaultKinds> nan_fault_seconds();
   // How long a request takes: nullopt for a good one (the mean, when drawn).
@@ -130,6 +140,12 @@ Wait wait_before(const Backoff& backoff, double retry_after, const CallState& fr
 
 // Throws InputError naming the bad field and its range.
 void validate(const TimeModel& time);
+
+// The request law's steps over `chain`: time.law_steps when made for its
+// generator, else computed now.
+LawSteps law_steps_over(const TimeModel& time, const TimeChain& chain);
+// Sets time.law_steps for time.chain (nothing without a request law).
+void with_law_steps(TimeModel& time);
 
 // "KIND=SECONDS,...", or "timeouts": a slow_headers fault takes the header
 // timeout and a stall the idle timeout (what a client with timeouts spends on

@@ -32,6 +32,7 @@ struct TimeArgs {
   CLI::Option* t_bad_option = nullptr;
   CLI::Option* hidden_option = nullptr;
   CLI::Option* step_option = nullptr;
+  CLI::Option* request_from_option = nullptr;
 
   bool timed() const;
   // timed(), for option rules (option_rules.hpp): it holds the options, not

@@ -116,9 +116,9 @@ Policy widest_tune_policy(std::int64_t n);
 // (jittered waits: the exact engine averages the jitter into the chain's
 // steps and has no wall-time distribution then; or fixed waits whose
 // distribution is over TuneConfig::p99_work), or why it is missing:
-// jittered, or too large, with TuneConfig::p99_tasks = 0; or p99 not asked
-// for.
-enum class P99Method { exact, simulated, jittered, too_large, not_computed };
+// jittered, drawn durations (--request-seconds-from) or too large, with
+// TuneConfig::p99_tasks = 0; or p99 not asked for.
+enum class P99Method { exact, simulated, jittered, too_large, not_computed, drawn };
 std::string_view to_string(P99Method method);
 
 struct TunePoint {
