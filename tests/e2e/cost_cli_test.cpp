@@ -100,7 +100,7 @@ TEST(CostCli, SimulateMatchesExactAndIsTheSameForAnyThreadCount) {
     EXPECT_NEAR(s["cost_mean_done"].get<double>(), e["cost_mean_done"].get<double>(), 5.0 * se / std::sqrt(e["success"].get<double>()));
     for (const char* level : {"p50", "p90"})
       EXPECT_NEAR(s["cost_quantiles"][level].get<double>(), e["cost_quantiles"][level].get<double>(), 1e-9) << level;
-    if (model.find("--t-good") == std::string::npos) EXPECT_EQ(s["kernel"], "walk");  // time mode has its own walk
+    if (model.find("--t-good") == std::string::npos) { EXPECT_EQ(s["kernel"], "walk"); }  // time mode has its own walk
   }
 }
 

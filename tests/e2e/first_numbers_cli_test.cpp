@@ -174,7 +174,7 @@ TEST(FirstNumbersCli, SolveWorksInTimeMode) {
   const int r = j["value"].get<int>();
   const std::string base = "exact --t-good 60 --t-bad 5 --n 3 --backoff list:1,2,4 --json --r ";
   EXPECT_GE(json_of(base + std::to_string(r))["success"].get<double>(), 0.99);
-  if (r > 0) EXPECT_LT(json_of(base + std::to_string(r - 1))["success"].get<double>(), 0.99);
+  if (r > 0) { EXPECT_LT(json_of(base + std::to_string(r - 1))["success"].get<double>(), 0.99); }
 }
 
 TEST(FirstNumbersCli, AnUnknownOptionIsNamedBeforeAMissingOne) {

@@ -128,7 +128,7 @@ TEST(FleetCli, LiveRunsBesideTheSimulationWithTheSameKeys) {
   EXPECT_TRUE(j["live"]["log_agrees"].get<bool>());
   EXPECT_EQ(j["live"]["server_log"]["requests"], j["requests"]);
   for (const auto& f : j["agreement"])
-    if (f["figure"] == "success_rate") EXPECT_EQ(f["live"], f["replayed"]);
+    if (f["figure"] == "success_rate") { EXPECT_EQ(f["live"], f["replayed"]); }
   EXPECT_TRUE(j["agrees"].get<bool>());
 }
 

@@ -78,7 +78,7 @@ TEST(ToolModelCli, SimulateCoversExactAndPrintsTheSameBytesForAnyThreadCount) {
 }
 
 TEST(ToolModelCli, BadInputIsOneLineAndExitTwo) {
-  for (const std::string cmd : {"exact " + kModel, "simulate " + kModel}) {
+  for (const std::string& cmd : {"exact " + kModel, "simulate " + kModel}) {
     expect_input_error(cmd + " --tool-faults exec=1.2", "exec = '1.2'");
     expect_input_error(cmd + " --tool-faults exec=-0.1", "exec = '-0.1'");
     expect_input_error(cmd + " --tool-faults foo=0.1", "'foo'");

@@ -72,7 +72,7 @@ TEST(ContentFaultWire, TheMocksMessagesStreamsCarryEachFault) {
     }
     if (e.name == "content_block_delta" && d["delta"]["type"] == "input_json_delta")
       arguments += d["delta"]["partial_json"].get<std::string>();
-    if (e.name == "message_delta") EXPECT_EQ(d["delta"]["stop_reason"], "tool_use");
+    if (e.name == "message_delta") { EXPECT_EQ(d["delta"]["stop_reason"], "tool_use"); }
   }
   EXPECT_EQ(tool_blocks, 1);
   EXPECT_EQ(arguments, R"({"city": Paris})");

@@ -321,7 +321,7 @@ TEST(Proxy, AnAnswerNotReadToItsEndEndsItsUpstreamConnection) {
     const Response r = roundtrip(c, message(0));
     ASSERT_EQ(r.status, status);
     // Each event passed on as it came, not gathered into one piece.
-    if (status == 200) EXPECT_GE(r.chunks.size(), 2u);
+    if (status == 200) { EXPECT_GE(r.chunks.size(), 2u); }
   }
   ASSERT_TRUE(proxy.wait_finished(0, 5, kLimit));
   EXPECT_EQ(upstream.accepted(), 2u);

@@ -182,7 +182,7 @@ TEST(ContentFaults, TheClientsChecksCatchTheTokenLimitAndBadToolArgumentsInBothD
     const Folded twice = fold(doubled, Dialect::anthropic, checks);
     EXPECT_EQ(twice.wrong, FaultKind::duplicate_event);
     EXPECT_EQ(twice.thrown, checks == AnswerChecks::all ? std::optional(FaultKind::duplicate_event) : std::nullopt);
-    if (!twice.thrown) EXPECT_EQ(twice.text, "Hello Hello world.");
+    if (!twice.thrown) { EXPECT_EQ(twice.text, "Hello Hello world."); }
 
     const std::string role = chunk(R"({"role":"assistant","content":""})");
     const std::string ok = role + chunk(R"({"content":"Hello "})") + chunk("{}", "\"stop\"") + "data: [DONE]\n\n";

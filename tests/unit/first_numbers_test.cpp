@@ -184,8 +184,8 @@ TEST(CountQuantiles, MatrixAndEnumerationAgreeOnRandomParameterSets) {
     ASSERT_TRUE(m.all && e.all) << c.str();
     EXPECT_EQ(m.all->at, e.all->at) << c.str();
     EXPECT_EQ(m.done.has_value(), e.done.has_value()) << c.str();
-    if (m.done && e.done) EXPECT_EQ(m.done->at, e.done->at) << c.str();
-    if (m.failed && e.failed) EXPECT_EQ(m.failed->at, e.failed->at) << c.str();
+    if (m.done && e.done) { EXPECT_EQ(m.done->at, e.done->at) << c.str(); }
+    if (m.failed && e.failed) { EXPECT_EQ(m.failed->at, e.failed->at) << c.str(); }
   }
 }
 
@@ -210,7 +210,7 @@ TEST(CountQuantiles, SimulatedQuantilesSitWhereTheExactDistributionPutsThem) {
       const double a = kCountLevels[l] / 10000.0;
       const auto k = static_cast<std::size_t>(q->at[l]);
       EXPECT_GE(cdf[k], a - eps) << "level " << a;
-      if (k > 0) EXPECT_LT(cdf[k - 1], a + eps) << "level " << a;
+      if (k > 0) { EXPECT_LT(cdf[k - 1], a + eps) << "level " << a; }
     }
   }
 }
@@ -243,7 +243,7 @@ void expect_solved_like_a_scan(SolveParam param, const std::function<double(std:
   const SolveResult r = solve_for_target(param, target, low, limit, point);
   const auto expected = scan(success, target, low, limit);
   ASSERT_EQ(r.found.has_value(), expected.has_value()) << to_string(param) << " " << target;
-  if (expected) EXPECT_EQ(r.found->value, *expected) << to_string(param) << " " << target;
+  if (expected) { EXPECT_EQ(r.found->value, *expected) << to_string(param) << " " << target; }
 }
 
 TEST(Solve, FindsWhatAScanOfEveryValueFinds) {

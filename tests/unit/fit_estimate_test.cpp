@@ -91,7 +91,7 @@ TEST(FitLikelihood, MatchesTheProductOverEachSequence) {
   EXPECT_NEAR(log_likelihood(c, 0.4, 0.6), by_hand, 1e-12);
   for (double p : {0.1, 0.3, 0.6})
     for (double q : {0.3, 0.7, 0.95})
-      if (q >= (2 * p - 1) / p) EXPECT_NEAR(log_likelihood(c, p, q), sequence_log_likelihood(tasks, p, q), 1e-10);
+      if (q >= (2 * p - 1) / p) { EXPECT_NEAR(log_likelihood(c, p, q), sequence_log_likelihood(tasks, p, q), 1e-10); }
   EXPECT_EQ(log_likelihood(c, 0.7, 0.5), -INFINITY);  // q below (2p-1)/p
 }
 

@@ -180,7 +180,7 @@ TEST(Tune, AnchorsEqualExactTimeCalledDirectly) {
     EXPECT_EQ(a.point.schedule.policy.kind, kind);
     EXPECT_EQ(a.point.schedule.policy.s, s);
     EXPECT_EQ(a.point.schedule.policy.r, r);
-    if (kind == PolicyKind::budgeted) EXPECT_EQ(a.point.schedule.policy.B, B);
+    if (kind == PolicyKind::budgeted) { EXPECT_EQ(a.point.schedule.policy.B, B); }
     EXPECT_EQ(to_string(a.point.schedule.backoff), backoff);
     TimeModel time = c.time;
     time.backoff = parse_backoff(backoff);

@@ -56,7 +56,7 @@ bool is_wrong(Outcome outcome);
 // done, harness_error, hang and partial_done carry no kind.
 struct OutcomeClass {
   Outcome outcome = Outcome::done;
-  std::optional<FaultKind> kind;
+  std::optional<FaultKind> kind{};
   std::string name() const;  // "done", "env_error:stall", ...
   bool operator==(const OutcomeClass&) const = default;
 };

@@ -107,12 +107,12 @@ struct TimeModel {
   // drawn, each entry as likely, instead of fixed: the durations of recorded
   // requests (--request-seconds-from). request_seconds is then their mean.
   // Empty: every such request takes request_seconds.
-  std::vector<double> request_law;
-  std::string request_law_source;  // where the law came from (a directory), for reports
+  std::vector<double> request_law{};
+  std::string request_law_source{};  // where the law came from (a directory), for reports
   double request_law_first = 0.0;  // the mean seconds to their first event, for reports
   // request_law's steps over chain, kept from with_law_steps; used while
   // chain.generator is still the one they were made for.
-  std::shared_ptr<const LawSteps> law_steps;
+  std::shared_ptr<const LawSteps> law_steps{};
 
   static std::array<double, kFaultKinds> nan_fault_seconds();
   // How long a request takes: nullopt for a good one (the mean, when drawn).

@@ -94,13 +94,13 @@ struct ExactResult {
   // corrupted; outcomes[] holds the model's classes, each reached only
   // while the tool calls before it went on; the requests distribution is
   // not computed.
-  std::optional<ToolModel> tools;
+  std::optional<ToolModel> tools{};
   std::vector<double> tool_outcomes = std::vector<double>(kToolClasses, 0.0);
 
   // With ExactOptions::billing: what the tasks cost.
   std::optional<CostResult> cost;
   // With ExactOptions::fallback: the fallback the result is for.
-  std::optional<Fallback> fallback;
+  std::optional<Fallback> fallback{};
 
   // Time mode (exact_time) only.
   bool timed = false;
@@ -150,7 +150,7 @@ struct ExactOptions {
   double max_distribution_work = 3e8;
   // Tool calls after each successful model call (docs/tool_model.md); the
   // matrix engine's fresh scope only (InputError otherwise).
-  std::optional<ToolModel> tools;
+  std::optional<ToolModel> tools{};
   // Time mode: also the mean wall time of the tasks that end done
   // (ExactResult::mean_seconds_done); `relsim tune` leaves it out of its search.
   bool done_seconds = true;
@@ -160,12 +160,12 @@ struct ExactOptions {
   // When given, also the cost per task (ExactResult::cost): its mean, its
   // mean over the tasks that end done and (with `distribution`) its
   // distribution. Not with tool calls.
-  std::optional<Billing> billing;
+  std::optional<Billing> billing{};
   // When given, a call moves to a second provider after `after` failed
   // requests (docs/model.md, Fallback): the engine works on the product of
   // the providers' chains. The matrix engine's discrete chain only, without
   // tool calls or a walk memo (InputError otherwise).
-  std::optional<Fallback> fallback;
+  std::optional<Fallback> fallback{};
 };
 
 // The engine: dynamic programming over (hidden state, call, call state) with

@@ -35,10 +35,10 @@ struct TaskPlan {
   std::vector<PlannedRequest> requests;
   // A fallback plan's second column (see above), as long as `requests`;
   // empty without a fallback.
-  std::vector<PlannedRequest> fallback;
+  std::vector<PlannedRequest> fallback{};
   // Time-mode plans only (else empty and NaN): each request's start in
   // seconds from the task's first, and the task's wall time.
-  std::vector<double> at_seconds;
+  std::vector<double> at_seconds{};
   double seconds = std::numeric_limits<double>::quiet_NaN();
 };
 

@@ -19,7 +19,7 @@ struct CommandResult {
   int code = 0;     // 0 success, 1 a check failed, 2 bad input, 3 internal error, 130 cancelled
   std::string out;  // what the command printed on standard output
   std::string err;  // for code != 0: the one-line message, without "relsim: error: " (code 1: the checks missed)
-  std::string notes;  // code 1: the lines the command line writes to stderr for it, as it writes them
+  std::string notes{};  // code 1: the lines the command line writes to stderr for it, as it writes them
 };
 
 struct CommandHooks {
